@@ -1,0 +1,3 @@
+"""treeopt: decision trees and forests beyond greedy induction."""
+
+__version__ = "0.1.0"

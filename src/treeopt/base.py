@@ -1,0 +1,30 @@
+"""Input validation shared by every treeopt estimator (scikit-learn conventions, clear errors)."""
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+
+def validate_features(estimator, X, *, reset):
+    """Checked float64, C-contiguous, finite 2-D X; sets/validates ``n_features_in_``.
+
+    ``reset=True`` in ``fit`` records the number of features; ``False`` in ``predict`` checks it.
+    """
+    return validate_data(estimator, X, reset=reset, dtype=np.float64, order="C", ensure_all_finite=True,
+                         accept_sparse=False)
+
+
+def validate_training_data(estimator, X, y, *, y_numeric=False):
+    """Checked (X, y) for ``fit``: equal lengths, finite float64 X, 1-D y."""
+    return validate_data(estimator, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True,
+                         accept_sparse=False, y_numeric=y_numeric, multi_output=False)
+
+
+def encode_classes(y, *, min_classes=2):
+    """(classes_, y_encoded) with y_encoded in 0..k-1; a ValueError when fewer than ``min_classes`` classes."""
+    check_classification_targets(y)
+    classes, y_enc = np.unique(y, return_inverse=True)
+    if classes.shape[0] < min_classes:
+        raise ValueError(f"the training labels hold {classes.shape[0]} class(es) ({classes.tolist()}); "
+                         f"at least {min_classes} are needed to learn a classifier")
+    return classes, y_enc.astype(np.int64)

@@ -1,0 +1,161 @@
+"""Top-down greedy growth shared by every greedy tree learner (axis-aligned, random oblique, OC1, CO2).
+
+A learner supplies only ``find_split(X_node, y_node, rng, depth) -> NodeSplit | None``; this module
+handles the recursion (as an explicit stack, so depth is not limited by Python's recursion limit),
+the stopping rules, routing of the training points and assembly of the shared
+:class:`treeopt.trees.Tree`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from treeopt.trees import Tree
+
+
+@dataclass(frozen=True)
+class NodeSplit:
+    """A split ``w . x - b >= 0 -> right`` proposed for one node.
+
+    ``feature >= 0`` marks an axis-aligned split on that feature (``weights`` is then ignored and
+    stored as the unit vector, with ``bias`` as the threshold); ``feature = -1`` is oblique.
+    """
+
+    weights: np.ndarray | None
+    bias: float
+    feature: int = -1
+
+    @classmethod
+    def axis(cls, feature, threshold):
+        """Axis-aligned split ``x[feature] >= threshold -> right``."""
+        return cls(None, float(threshold), int(feature))
+
+    @classmethod
+    def oblique(cls, weights, bias):
+        return cls(np.ascontiguousarray(weights, dtype=np.float64), float(bias), -1)
+
+
+@njit(cache=True, nogil=True)
+def _route_right(X, weights, bias, feature):
+    """Which rows go right; the same arithmetic (order of the sum) as the tree store's routing."""
+    n, p = X.shape
+    out = np.empty(n, dtype=np.bool_)
+    if feature >= 0:
+        for i in range(n):
+            out[i] = X[i, feature] >= bias
+        return out
+    for i in range(n):
+        s = 0.0
+        for j in range(p):
+            if weights[j] != 0.0:
+                s += weights[j] * X[i, j]
+        out[i] = s - bias >= 0.0
+    return out
+
+
+def route_right(X, split):
+    """Boolean mask of the rows of ``X`` that ``split`` sends right (exactly as ``Tree.apply`` does)."""
+    if split.feature >= 0:
+        return _route_right(X, np.zeros(1), split.bias, split.feature)
+    w = np.ascontiguousarray(split.weights, dtype=np.float64)
+    if w.shape != (X.shape[1],):
+        raise ValueError(f"split weights have shape {w.shape}, expected ({X.shape[1]},)")
+    return _route_right(X, w, split.bias, -1)
+
+
+def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+              rng=None):
+    """Grow a tree top-down, one node at a time (the greedy procedure of CO2 paper §2).
+
+    Parameters
+    ----------
+    X : ndarray (n, p), float64
+    y : ndarray (n,), int labels in ``0..n_classes-1``
+    find_split : callable ``(X_node, y_node, rng, depth) -> NodeSplit | None``
+        ``None`` makes the node a leaf.
+    max_depth : int or None
+        Nodes at this depth become leaves (root has depth 0); None grows until the other rules stop.
+    min_samples_split : int
+        Nodes with fewer points become leaves.
+    min_samples_leaf : int
+        A proposed split leaving fewer points on either side is rejected (the node becomes a leaf).
+    rng : numpy.random.Generator, passed on to ``find_split``.
+
+    Returns
+    -------
+    Tree with ``value_kind="probabilities"``: every node's row holds the empirical class frequencies
+    of the training points reaching it, and ``n_samples`` their number. Pure nodes are leaves.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    n, p = X.shape
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}, expected ({n},)")
+    if n == 0:
+        raise ValueError("cannot grow a tree on zero samples")
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    min_samples_leaf = max(int(min_samples_leaf), 1)
+    min_samples_split = max(int(min_samples_split), 2 * min_samples_leaf)
+
+    left, right, feature, bias, depth, n_samples, value, rows = [], [], [], [], [], [], [], []
+
+    def new_node(d):
+        left.append(-1)
+        right.append(-1)
+        feature.append(-2)
+        bias.append(0.0)
+        depth.append(d)
+        n_samples.append(0)
+        value.append(None)
+        rows.append(None)
+        return len(left) - 1
+
+    stack = [(new_node(0), np.arange(n))]
+    while stack:
+        node, idx = stack.pop()
+        d = depth[node]
+        y_node = y[idx]
+        counts = np.bincount(y_node, minlength=n_classes)
+        value[node] = counts / idx.size
+        n_samples[node] = idx.size
+        if (idx.size < min_samples_split or np.count_nonzero(counts) <= 1
+                or (max_depth is not None and d >= max_depth)):
+            continue
+        X_node = X[idx]
+        split = find_split(X_node, y_node, rng, d)
+        if split is None:
+            continue
+        go_right = route_right(X_node, split)
+        n_right = int(np.count_nonzero(go_right))
+        if n_right < min_samples_leaf or idx.size - n_right < min_samples_leaf:
+            continue
+        if split.feature >= 0:
+            rows[node] = (np.array([split.feature]), np.array([1.0]))
+        else:
+            nz = np.flatnonzero(split.weights)
+            rows[node] = (nz, split.weights[nz])
+        feature[node] = split.feature
+        bias[node] = split.bias
+        left[node] = new_node(d + 1)
+        right[node] = new_node(d + 1)
+        stack.append((right[node], idx[go_right]))
+        stack.append((left[node], idx[~go_right]))
+
+    W = _rows_to_csr(rows, p)
+    return Tree(np.array(left), np.array(right), W, np.array(bias), np.vstack(value),
+                feature=np.array(feature), depth=np.array(depth), n_samples=np.array(n_samples),
+                value_kind="probabilities")
+
+
+def _rows_to_csr(rows, p):
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        indptr[i + 1] = indptr[i] + (0 if r is None else r[0].size)
+    present = [r for r in rows if r is not None]
+    indices = np.concatenate([r[0] for r in present]) if present else np.zeros(0, dtype=np.int64)
+    data = np.concatenate([r[1] for r in present]) if present else np.zeros(0)
+    return sp.csr_matrix((data, indices, indptr), shape=(len(rows), p))

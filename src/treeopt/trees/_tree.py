@@ -1,0 +1,366 @@
+"""The one flat-array tree shared by every learner (DESIGN.md, "One tree store").
+
+Nodes are numbered 0..n_nodes-1 with the root at 0. Internal node i sends x to the right child iff
+``w_i . x - b_i >= 0`` (the non-greedy paper's sgn(w.x - b) = +1, TAO's "w.x >= b"). The split weights
+form an (n_nodes x p) CSR matrix ``W`` (leaf rows empty) plus the bias vector ``b``; together they are the
+paper's W in R^{m x (p+1)} with the bias column stored apart. Axis-aligned nodes also record
+``feature[i] >= 0`` so routing compares a single coordinate with ``b_i``; ``feature[i] = -1`` marks an
+oblique node and ``-2`` a leaf. Leaves carry a row of ``value`` whose meaning is ``value_kind``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _kernels
+
+VALUE_KINDS = ("log_scores", "probabilities", "counts", "regression")
+OBLIQUE = -1
+LEAF = -2
+_FORMAT_VERSION = 1
+
+
+def _as_index_array(a, name, n=None):
+    a = np.asarray(a)
+    if a.ndim != 1 or (n is not None and a.shape[0] != n):
+        raise ValueError(f"{name} must be a 1-D array of length {n}, got shape {a.shape}")
+    if a.size and not np.all(np.equal(np.mod(a, 1), 0)):
+        raise ValueError(f"{name} must hold integers")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+class Tree:
+    """A binary decision tree with axis-aligned and/or oblique splits.
+
+    Parameters
+    ----------
+    left, right : array of int, shape (n_nodes,)
+        Child ids, -1 at leaves.
+    weights : ndarray or scipy sparse matrix, shape (n_nodes, n_features)
+        Split weights w_i (rows of leaves are ignored and stored empty).
+    bias : array, shape (n_nodes,)
+        Split offsets b_i; right iff ``w_i . x - b_i >= 0``.
+    value : array, shape (n_nodes, k)
+        Leaf parameters (only leaf rows are used).
+    feature : array of int, optional
+        ``>= 0``: axis-aligned node on that feature (its weight row must be the unit vector);
+        ``-1``: oblique; ``-2``: leaf. Inferred from ``weights`` when omitted (a row with a single
+        non-zero equal to 1 is axis-aligned).
+    depth, n_samples : array of int, optional
+        Node depth (computed when omitted) and training points reaching each node (-1 if unknown).
+    value_kind : {"log_scores", "probabilities", "counts", "regression"}
+        How ``predict_proba`` reads a leaf row: softmax of log scores (non-greedy, CO2 papers), rows that
+        already are probabilities, or counts to normalise. "regression" rows are predictions.
+    x_dtype : {"float64", "float32"}
+        Inputs are rounded to this dtype before routing; "float32" reproduces scikit-learn trees bit for bit.
+    """
+
+    def __init__(self, left, right, weights, bias, value, *, feature=None, depth=None, n_samples=None,
+                 value_kind="probabilities", x_dtype="float64"):
+        left = _as_index_array(left, "left")
+        n_nodes = left.shape[0]
+        if n_nodes == 0:
+            raise ValueError("a tree needs at least one node")
+        right = _as_index_array(right, "right", n_nodes)
+        if np.any((left < 0) != (right < 0)):
+            raise ValueError("a node must have both children or none (left and right disagree on leaves)")
+        children = np.concatenate([left[left >= 0], right[right >= 0]])
+        if children.size and (children.max() >= n_nodes or children.min() <= 0):
+            raise ValueError("child ids must lie in 1..n_nodes-1")
+        if np.unique(children).size != children.size or children.size != n_nodes - 1:
+            raise ValueError("every node except the root must have exactly one parent")
+        is_leaf = left < 0
+
+        W = sp.csr_matrix(weights, dtype=np.float64)
+        if W.shape[0] != n_nodes:
+            raise ValueError(f"weights has {W.shape[0]} rows for {n_nodes} nodes")
+        # Leaf rows carry no split; store them empty so nnz counts only real weights.
+        W = sp.csr_matrix(sp.diags((~is_leaf).astype(np.float64)) @ W)
+        W.eliminate_zeros()
+        W.sort_indices()
+
+        bias = np.ascontiguousarray(bias, dtype=np.float64).reshape(-1)
+        if bias.shape[0] != n_nodes:
+            raise ValueError(f"bias has length {bias.shape[0]} for {n_nodes} nodes")
+        value = np.asarray(value, dtype=np.float64)
+        if value.ndim == 1:
+            value = value[:, None]
+        if value.ndim != 2 or value.shape[0] != n_nodes:
+            raise ValueError(f"value must have shape (n_nodes, k), got {value.shape}")
+        if value_kind not in VALUE_KINDS:
+            raise ValueError(f"value_kind must be one of {VALUE_KINDS}, got {value_kind!r}")
+        if x_dtype not in ("float64", "float32"):
+            raise ValueError(f"x_dtype must be 'float64' or 'float32', got {x_dtype!r}")
+
+        nnz = np.diff(W.indptr)
+        if feature is None:
+            first = W.indptr[:-1]
+            single = (nnz == 1) & ~is_leaf
+            feature = np.full(n_nodes, OBLIQUE, dtype=np.int64)
+            unit = single.copy()
+            unit[single] = W.data[first[single]] == 1.0
+            feature[unit] = W.indices[first[unit]]
+        feature = _as_index_array(feature, "feature", n_nodes).copy()
+        feature[is_leaf] = LEAF
+        axis = feature >= 0
+        if np.any(feature[~is_leaf] == LEAF):
+            raise ValueError("feature = -2 (leaf) given for an internal node")
+        if np.any(axis):
+            starts = W.indptr[:-1][axis]
+            ok = nnz[axis] == 1
+            ok[ok] = (W.indices[starts[ok]] == feature[axis][ok]) & (W.data[starts[ok]] == 1.0)
+            if not ok.all():
+                raise ValueError("an axis-aligned node (feature >= 0) must have the unit weight row e_feature")
+
+        self.left = left
+        self.right = right
+        self.feature = feature
+        self.W = W
+        self.bias = bias
+        self.value = np.ascontiguousarray(value)
+        self.value_kind = value_kind
+        self.x_dtype = x_dtype
+        self.depth = (_kernels.node_depths(left, right) if depth is None
+                      else _as_index_array(depth, "depth", n_nodes))
+        if np.any(self.depth < 0):
+            raise ValueError("some nodes are not reachable from the root")
+        self.n_samples = (np.full(n_nodes, -1, dtype=np.int64) if n_samples is None
+                          else _as_index_array(n_samples, "n_samples", n_nodes))
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_nodes(self):
+        return self.left.shape[0]
+
+    @property
+    def n_features(self):
+        return self.W.shape[1]
+
+    @property
+    def n_outputs(self):
+        return self.value.shape[1]
+
+    @property
+    def is_leaf(self):
+        return self.left < 0
+
+    @property
+    def leaves(self):
+        return np.flatnonzero(self.left < 0)
+
+    @property
+    def internal(self):
+        return np.flatnonzero(self.left >= 0)
+
+    @property
+    def max_depth(self):
+        return int(self.depth[self.is_leaf].max())
+
+    def dense_weights(self):
+        """The (n_nodes x n_features) weight matrix as a dense array (leaf rows zero)."""
+        return self.W.toarray()
+
+    def copy(self):
+        return Tree(self.left.copy(), self.right.copy(), self.W.copy(), self.bias.copy(), self.value.copy(),
+                    feature=self.feature.copy(), depth=self.depth.copy(), n_samples=self.n_samples.copy(),
+                    value_kind=self.value_kind, x_dtype=self.x_dtype)
+
+    # ------------------------------------------------------------- inference
+    def _check_X(self, X):
+        if sp.issparse(X):
+            X = X.toarray()
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but the tree was built for {self.n_features}")
+        X = X.astype(self.x_dtype, copy=False).astype(np.float64, copy=False)
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinity")
+        return np.ascontiguousarray(X)
+
+    def _arrays(self):
+        return (self.left, self.right, self.feature, self.bias, self.W.indptr.astype(np.int64),
+                self.W.indices.astype(np.int64), self.W.data)
+
+    def apply(self, X):
+        """Index of the leaf each row of X reaches."""
+        return _kernels.apply_dense(self._check_X(X), *self._arrays())
+
+    def predict_value(self, X):
+        """The leaf row of ``value`` for each sample, shape (n_samples, k)."""
+        return self.value[self.apply(X)]
+
+    def predict_proba(self, X):
+        """Class probabilities: softmax of log scores, or row-normalised probabilities/counts."""
+        return self.leaf_probabilities()[self.apply(X)]
+
+    def leaf_probabilities(self):
+        """``value`` turned into probabilities row by row (see ``value_kind``).
+
+        "probabilities" rows are returned as stored (they already sum to one; dividing again would change
+        the last bits and break bit-for-bit agreement with scikit-learn), "counts" rows are normalised.
+        """
+        if self.value_kind == "regression":
+            raise ValueError("a regression tree has no class probabilities")
+        v = self.value
+        if self.value_kind == "probabilities":
+            return v
+        if self.value_kind == "log_scores":
+            e = np.exp(v - v.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+        total = v.sum(axis=1, keepdims=True)
+        total[total == 0] = 1.0
+        return v / total
+
+    def decision_path(self, X):
+        """Sparse (n_samples x n_nodes) indicator of the nodes each sample visits, as scikit-learn's."""
+        X = self._check_X(X)
+        indptr, nodes = _kernels.decision_path_dense(X, *self._arrays(), self.max_depth)
+        return sp.csr_matrix((np.ones(nodes.shape[0], dtype=np.int64), nodes, indptr),
+                             shape=(X.shape[0], self.n_nodes))
+
+    # ------------------------------------------------------------- statistics
+    def node_costs(self):
+        """Multiply-adds to evaluate each node's split: 1 for axis-aligned, nnz(w_i) for oblique, 0 at leaves."""
+        cost = np.diff(self.W.indptr).astype(np.int64)
+        cost[self.feature >= 0] = 1
+        cost[self.is_leaf] = 0
+        return cost
+
+    def stats(self, X=None):
+        """Size and inference cost (DESIGN.md ``tree`` stats).
+
+        With X, path lengths, inference ops (mean multiply-adds per sample) and active leaves are measured on
+        X; without it they are taken over the leaves (active = leaves that training points reached, when known).
+        """
+        leaves = self.leaves
+        stats = {
+            "depth": self.max_depth,
+            "n_internal": int(self.n_nodes - leaves.size),
+            "n_leaves": int(leaves.size),
+            "nonzero_weights": int(self.node_costs().sum()),
+        }
+        if X is not None and np.shape(X)[0] > 0:
+            Xc = self._check_X(X)
+            lengths, ops = _kernels.path_lengths_and_ops(Xc, *self._arrays())
+            reached = np.unique(_kernels.apply_dense(Xc, *self._arrays()))
+            stats["active_leaves"] = int(reached.size)
+            stats["path_length_mean"] = float(lengths.mean())
+            stats["path_length_min"] = int(lengths.min())
+            stats["path_length_max"] = int(lengths.max())
+            stats["inference_ops"] = float(ops.mean())
+        else:
+            known = self.n_samples[leaves] >= 0
+            active = int((self.n_samples[leaves] > 0).sum()) if known.all() else int(leaves.size)
+            path_cost = self._path_costs()[leaves]
+            d = self.depth[leaves]
+            stats["active_leaves"] = active
+            stats["path_length_mean"] = float(d.mean())
+            stats["path_length_min"] = int(d.min())
+            stats["path_length_max"] = int(d.max())
+            stats["inference_ops"] = float(path_cost.mean())
+        return stats
+
+    def _path_costs(self):
+        """Cumulative evaluation cost from the root down to (excluding) each node."""
+        cost = self.node_costs()
+        acc = np.zeros(self.n_nodes, dtype=np.int64)
+        for node in np.argsort(self.depth, kind="stable"):
+            if self.left[node] >= 0:
+                acc[self.left[node]] = acc[self.right[node]] = acc[node] + cost[node]
+        return acc
+
+    # ---------------------------------------------------------------- storage
+    def to_arrays(self, prefix=""):
+        """Plain arrays (no Python objects) describing the tree, for ``numpy.savez``."""
+        meta = json.dumps({"format_version": _FORMAT_VERSION, "value_kind": self.value_kind,
+                           "x_dtype": self.x_dtype, "n_features": int(self.n_features)})
+        return {
+            f"{prefix}left": self.left, f"{prefix}right": self.right, f"{prefix}feature": self.feature,
+            f"{prefix}bias": self.bias, f"{prefix}value": self.value, f"{prefix}depth": self.depth,
+            f"{prefix}n_samples": self.n_samples, f"{prefix}w_indptr": self.W.indptr.astype(np.int64),
+            f"{prefix}w_indices": self.W.indices.astype(np.int64), f"{prefix}w_data": self.W.data,
+            f"{prefix}meta": np.array(meta),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays, prefix=""):
+        meta = json.loads(str(arrays[f"{prefix}meta"]))
+        if meta.get("format_version") != _FORMAT_VERSION:
+            raise ValueError(f"unsupported tree format version {meta.get('format_version')}")
+        n_nodes = arrays[f"{prefix}left"].shape[0]
+        W = sp.csr_matrix((arrays[f"{prefix}w_data"], arrays[f"{prefix}w_indices"], arrays[f"{prefix}w_indptr"]),
+                          shape=(n_nodes, meta["n_features"]))
+        return cls(arrays[f"{prefix}left"], arrays[f"{prefix}right"], W, arrays[f"{prefix}bias"],
+                   arrays[f"{prefix}value"], feature=arrays[f"{prefix}feature"], depth=arrays[f"{prefix}depth"],
+                   n_samples=arrays[f"{prefix}n_samples"], value_kind=meta["value_kind"], x_dtype=meta["x_dtype"])
+
+    def save(self, path):
+        """Write the tree to ``path`` (.npz, no pickle), atomically."""
+        save_trees(path, [self])
+
+    @classmethod
+    def load(cls, path):
+        trees = load_trees(path)
+        if len(trees) != 1:
+            raise ValueError(f"{path} holds {len(trees)} trees; use treeopt.trees.load_trees")
+        return trees[0]
+
+    # -------------------------------------------------------------- converters
+    @classmethod
+    def from_sklearn(cls, estimator):
+        """Convert a fitted scikit-learn decision tree (classifier or regressor, or its ``tree_``).
+
+        scikit-learn routes left iff ``float32(x) <= t``; we store ``b = nextafter(t, +inf)`` and round inputs
+        to float32 (``x_dtype="float32"``), so ``x >= b`` holds exactly when scikit-learn goes right and
+        predictions match bit for bit.
+        """
+        sk_tree = getattr(estimator, "tree_", estimator)
+        if not hasattr(sk_tree, "children_left"):
+            raise TypeError(f"expected a fitted scikit-learn decision tree, got {type(estimator).__name__}")
+        left = sk_tree.children_left.astype(np.int64)
+        right = sk_tree.children_right.astype(np.int64)
+        n_nodes = left.shape[0]
+        internal = left >= 0
+        feature = np.where(internal, sk_tree.feature, LEAF).astype(np.int64)
+        bias = np.where(internal, np.nextafter(sk_tree.threshold, np.inf), 0.0)
+        rows = np.flatnonzero(internal)
+        W = sp.csr_matrix((np.ones(rows.size), (rows, feature[rows])), shape=(n_nodes, sk_tree.n_features))
+        value = np.asarray(sk_tree.value)
+        if value.shape[1] != 1:
+            raise ValueError("multi-output scikit-learn trees are not supported")
+        is_classifier = hasattr(estimator, "classes_") or value.shape[2] > 1
+        value = value[:, 0, :]
+        return cls(left, right, W, bias, value, feature=feature, n_samples=sk_tree.n_node_samples,
+                   value_kind="probabilities" if is_classifier else "regression", x_dtype="float32")
+
+
+def save_trees(path, trees):
+    """Write several trees (a forest) into one .npz atomically (temporary file, then rename)."""
+    path = Path(path)
+    arrays = {"n_trees": np.array(len(trees))}
+    for t, tree in enumerate(trees):
+        arrays.update(tree.to_arrays(prefix=f"t{t}_"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_trees(path):
+    """Read the trees written by ``save_trees`` / ``Tree.save``."""
+    with np.load(path, allow_pickle=False) as f:
+        n = int(f["n_trees"])
+        return [Tree.from_arrays(f, prefix=f"t{t}_") for t in range(n)]
