@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from treeopt.greedy._criteria import best_axis_split
-from treeopt.greedy._grow import NodeSplit, grow_tree, route_right
+from treeopt.greedy._grow import NodeSplit, grow_tree, project, route_right
 
 
 def _axis_finder(min_samples_leaf=1):
@@ -118,3 +118,18 @@ def test_rng_is_passed_and_seeds_reproduce():
     c = grow_tree(X, y, 2, random_axis, rng=2)
     assert np.array_equal(a.feature, b.feature) and np.array_equal(a.bias, b.bias)
     assert not (a.n_nodes == c.n_nodes and np.array_equal(a.feature, c.feature))
+
+
+def test_project_matches_tree_routing_at_thresholds_placed_on_it():
+    # thresholds set exactly at projected values: any difference in arithmetic would flip points
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 5))
+    w = rng.normal(size=5)
+    w[2] = 0.0
+    z = project(X, w)
+    tree_split = NodeSplit.oblique(w, float(z[17]))
+    tree = grow_tree(X, (z >= z[17]).astype(np.int64), 2, lambda *a: tree_split, max_depth=1, rng=0)
+    assert np.array_equal(tree.apply(X) == tree.right[0], z >= z[17])
+    assert np.array_equal(route_right(X, tree_split), z >= z[17])
+    with pytest.raises(ValueError, match="shape"):
+        project(X, w[:3])

@@ -165,3 +165,17 @@ def best_axis_split(X, y, k, features, min_samples_leaf):
             best_thr = thr
             best_gain = gain
     return best_f, best_thr, best_gain
+
+
+def best_sampled_axis_split(X, y, k, n_features_split, min_samples_leaf, rng):
+    """Best axis split over ``n_features_split`` features drawn without replacement (a random-forest node).
+
+    Falls back to the remaining features only when every sampled one is constant at this node (as
+    scikit-learn does). Returns ``(feature, threshold, gain)`` like :func:`best_axis_split`.
+    """
+    order = rng.permutation(X.shape[1]).astype(np.int64)
+    q = n_features_split
+    f, thr, gain = best_axis_split(X, y, k, order[:q], min_samples_leaf)
+    if f < 0 and q < order.shape[0]:
+        f, thr, gain = best_axis_split(X, y, k, order[q:], min_samples_leaf)
+    return int(f), float(thr), float(gain)

@@ -40,31 +40,56 @@ class NodeSplit:
 
 
 @njit(cache=True, nogil=True)
-def _route_right(X, weights, bias, feature):
-    """Which rows go right; the same arithmetic (order of the sum) as the tree store's routing."""
+def project_into(X, w, out):
+    """``out = X w`` summed in feature order over the non-zero weights: the tree store's arithmetic.
+
+    Thresholds chosen on these values route the training points exactly as ``Tree.apply`` will.
+    """
     n, p = X.shape
+    for i in range(n):
+        s = 0.0
+        for j in range(p):
+            if w[j] != 0.0:
+                s += w[j] * X[i, j]
+        out[i] = s
+
+
+@njit(cache=True, nogil=True)
+def _route_right(X, weights, bias, feature):
+    n = X.shape[0]
     out = np.empty(n, dtype=np.bool_)
     if feature >= 0:
         for i in range(n):
             out[i] = X[i, feature] >= bias
         return out
+    z = np.empty(n)
+    project_into(X, weights, z)
     for i in range(n):
-        s = 0.0
-        for j in range(p):
-            if weights[j] != 0.0:
-                s += weights[j] * X[i, j]
-        out[i] = s - bias >= 0.0
+        out[i] = z[i] - bias >= 0.0
     return out
+
+
+def _checked_weights(X, weights):
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != (X.shape[1],):
+        raise ValueError(f"split weights have shape {w.shape}, expected ({X.shape[1]},)")
+    return w
+
+
+def project(X, weights):
+    """Projections ``X w`` computed as the tree store routes (use them to place oblique thresholds)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    z = np.empty(X.shape[0])
+    project_into(X, _checked_weights(X, weights), z)
+    return z
 
 
 def route_right(X, split):
     """Boolean mask of the rows of ``X`` that ``split`` sends right (exactly as ``Tree.apply`` does)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
     if split.feature >= 0:
         return _route_right(X, np.zeros(1), split.bias, split.feature)
-    w = np.ascontiguousarray(split.weights, dtype=np.float64)
-    if w.shape != (X.shape[1],):
-        raise ValueError(f"split weights have shape {w.shape}, expected ({X.shape[1]},)")
-    return _route_right(X, w, split.bias, -1)
+    return _route_right(X, _checked_weights(X, split.weights), split.bias, -1)
 
 
 def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=2, min_samples_leaf=1,

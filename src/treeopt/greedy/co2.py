@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import encode_classes, validate_features, validate_training_data
 from ._co2_sgd import co2_stump_sgd
-from ._criteria import best_axis_split, information_gain
+from ._criteria import best_axis_split, best_threshold, information_gain
 from ._grow import NodeSplit, grow_tree, route_right
 
 # Add-alpha smoothing of the leaf log-frequencies that initialise theta: the exact empirical
@@ -174,6 +174,13 @@ class CO2SplitFinder:
         self.n_oblique = 0
         self.n_axis = 0
 
+    # experimental knobs (class attributes, patched in experiments)
+    init_scale = "sphere"
+    min_steps = 0
+    degenerate = "axis"
+    smoothing = LEAF_SMOOTHING
+    node_standardize = False
+
     def _initial_axis_split(self, X, y, rng):
         p = X.shape[1]
         order = rng.permutation(p)
@@ -195,15 +202,32 @@ class CO2SplitFinder:
         y_local = (np.cumsum(present) - 1)[y]
         k_local = int(present.sum())
 
+        X_orig = X
+        if self.node_standardize:
+            mu = X.mean(axis=0)
+            sd = X.std(axis=0)
+            sd[sd <= 0] = 1.0
+            X = (X - mu) / sd
+            threshold = (threshold - mu[feature]) / sd[feature]
         w0 = np.zeros(X.shape[1])
         w0[feature] = 1.0
         scale = math.sqrt(self.nu / (1.0 + threshold * threshold))
-        theta0 = leaf_log_frequencies(y_local, route_right(X, axis), k_local)
+        if self.init_scale == "unit":
+            scale = min(1.0, scale)
+        n_batches = -(-y.shape[0] // self.batch_size)
+        factor = max(1, -(-self.min_steps // (self.max_epochs * n_batches)))
+        theta0 = leaf_log_frequencies(y_local, route_right(X, axis), k_local, self.smoothing)
         stump = optimize_co2_stump(X, y_local, w0 * scale, threshold * scale, theta0, nu=self.nu,
                                    learning_rate=self.learning_rate, momentum=self.momentum,
-                                   batch_size=self.batch_size, max_epochs=self.max_epochs, tau=self.tau,
-                                   tol=self.tol, n_iter_no_change=self.n_iter_no_change, seed=seed)
-        oblique = NodeSplit.oblique(stump.weights, stump.bias)
+                                   batch_size=self.batch_size, max_epochs=self.max_epochs * factor, tau=self.tau,
+                                   tol=self.tol, n_iter_no_change=self.n_iter_no_change * factor, seed=seed)
+        if self.node_standardize:
+            wo = stump.weights / sd
+            bo = stump.bias + stump.weights @ (mu / sd)
+            X = X_orig
+        else:
+            wo, bo = stump.weights, stump.bias
+        oblique = NodeSplit.oblique(wo, bo)
         go_right = route_right(X, oblique)
         n_right = int(go_right.sum())
         if min(n_right, y.shape[0] - n_right) >= self.min_samples_leaf:
@@ -211,6 +235,12 @@ class CO2SplitFinder:
             if gain > 0.0 and (not self.keep_better_gain or gain >= axis_gain):
                 self.n_oblique += 1
                 return oblique
+        if self.degenerate == "rethreshold":
+            z = X @ wo
+            thr, g2 = best_threshold(z, y, self.n_classes, self.min_samples_leaf)
+            if g2 > 0:
+                self.n_oblique += 1
+                return NodeSplit.oblique(wo, thr)
         self.n_axis += 1
         return axis
 

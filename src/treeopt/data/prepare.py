@@ -1,0 +1,253 @@
+"""Public entry points: make a split file for a dataset and seed, and read it back.
+
+Layout under ``data.processed_dir``::
+
+    {name}/data.npz          parsed once from the raw files: X, y, part, group, classes
+    {name}/split{seed}.npz   X_train, y_train, X_val, y_val, X_test, y_test (+ metadata)
+
+Both files carry a fingerprint of the entry they were made from and are rebuilt when the
+entry changes. Every file is written to a temporary name and renamed into place, so a
+failure (e.g. a checksum error) leaves no processed output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .fetch import Opener, ensure_file, locate
+from .readers import FORMATS, Table, encode_labels
+from .scaling import apply_scaler, fit_scaler
+from .spec import DatasetSpec, DataSettings, data_settings, get_spec
+from .splits import make_split
+from .synthetic import make_rgf_synthetic
+
+# Bump when parsing or splitting changes meaning, so stale caches are rebuilt.
+CACHE_VERSION = 1
+SPLIT_KEYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test")
+
+
+@dataclass(frozen=True)
+class Split:
+    """One train/validation/test split, as stored by :func:`prepare_split`."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_val: np.ndarray
+    y_val: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    task: str
+    name: str
+    classes: np.ndarray
+    feature_names: np.ndarray
+    split_seed: int = 0
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes (0 for regression)."""
+        return len(self.classes)
+
+    @property
+    def n_features(self) -> int:
+        return self.X_train.shape[1]
+
+    def train_val(self) -> tuple[np.ndarray, np.ndarray]:
+        """Training and validation rows together (for the final refit after selection)."""
+        return (np.concatenate([self.X_train, self.X_val]),
+                np.concatenate([self.y_train, self.y_val]))
+
+
+def split_path(name: str, config: Mapping[str, Any], split_seed: int = 0) -> Path:
+    return data_settings(config).processed_dir / name / f"split{int(split_seed)}.npz"
+
+
+def prepare_split(
+    name: str, config: Mapping[str, Any], split_seed: int = 0, *, opener: Opener | None = None,
+) -> Path:
+    """Ensure raw files, parse once, build the split for ``split_seed``; return its path.
+
+    For the ``rgf`` protocol ``split_seed`` is the run index; for synthetic data it also
+    seeds the generator (the RGF paper's 10 datasets per q are seeds 0..9).
+    """
+    settings = data_settings(config)
+    spec = get_spec(name, config)
+    seed = int(split_seed)
+    out = settings.processed_dir / name / f"split{seed}.npz"
+    fingerprint = _fingerprint(spec, seed=seed)
+    if out.is_file() and _stored_fingerprint(out) == fingerprint:
+        return out
+    table, classes = _load_table(spec, settings, seed, opener)
+    train, val, test = make_split(spec.split, table.part, table.group, seed)
+    X = table.X
+    shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
+    arrays = {}
+    for key, rows in (("train", train), ("val", val), ("test", test)):
+        arrays[f"X_{key}"] = apply_scaler(X[rows], shift, scale)
+        arrays[f"y_{key}"] = table.y[rows]
+    arrays.update(
+        task=np.array(spec.task), name=np.array(spec.name), classes=classes,
+        feature_names=np.array(table.feature_names or [], dtype=str),
+        split_seed=np.array(seed), scale_shift=shift, scale_scale=scale,
+        fingerprint=np.array(fingerprint),
+    )
+    _atomic_savez(out, arrays)
+    return out
+
+
+def load_split(path: str | os.PathLike) -> Split:
+    """Read a split written by :func:`prepare_split` (no pickle)."""
+    with np.load(path, allow_pickle=False) as z:
+        missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
+        if missing:
+            raise ValueError(f"{path}: not a treeopt split file (missing {missing})")
+        return Split(
+            **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
+            classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
+            feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
+            split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
+        )
+
+
+def availability(name: str, config: Mapping[str, Any]) -> str:
+    """How ``prepare_split`` would get the data, without fetching anything.
+
+    ``generated`` (synthetic), ``bundled`` (ships with scikit-learn), ``cached`` (parsed
+    already, or every raw file already local), ``mirror`` (read from the mirror), or
+    ``download`` (at least one file must be downloaded).
+    """
+    settings = data_settings(config)
+    spec = get_spec(name, config)
+    if spec.format == "synthetic":
+        return "generated"
+    if spec.format == "sklearn":
+        return "bundled"
+    cache = settings.processed_dir / name / "data.npz"
+    if cache.is_file() and _stored_fingerprint(cache) == _fingerprint(spec):
+        return "cached"
+    sources = {locate(spec, fs, settings).source for fs in spec.files.values()}
+    if "download" in sources:
+        return "download"
+    return "mirror" if "mirror" in sources else "cached"
+
+
+def stored_shapes(path: Path, keys=SPLIT_KEYS) -> dict[str, tuple[int, ...]]:
+    """Array shapes in an ``.npz`` read from the headers only (no data loaded)."""
+    shapes = {}
+    with zipfile.ZipFile(path) as zf:
+        for key in keys:
+            if f"{key}.npy" not in zf.namelist():
+                continue
+            with zf.open(f"{key}.npy") as fh:
+                version = np.lib.format.read_magic(fh)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, _, _ = read_header(fh)
+                shapes[key] = shape
+    return shapes
+
+
+# ------------------------------------------------------------------------------ internals
+
+
+def _load_table(
+    spec: DatasetSpec, settings: DataSettings, seed: int, opener: Opener | None,
+) -> tuple[Table, np.ndarray]:
+    """The parsed table with encoded labels, from the cache or parsed from raw files."""
+    if spec.format == "synthetic":
+        return _synthetic_table(spec, seed)
+    cache = settings.processed_dir / spec.name / "data.npz"
+    fingerprint = _fingerprint(spec)
+    if cache.is_file() and _stored_fingerprint(cache) == fingerprint:
+        with np.load(cache, allow_pickle=False) as z:
+            group = z["group"] if z["group"].size else None
+            table = Table(z["X"], z["y"], z["part"], group, list(z["feature_names"]) or None)
+            return table, z["classes"]
+    paths = {role: ensure_file(spec, fs, settings, opener=opener) for role, fs in spec.files.items()}
+    try:
+        table = FORMATS[spec.format].reader(paths, spec.options)
+    except (ValueError, KeyError, EOFError, OSError, zlib.error) as exc:
+        raise ValueError(f"dataset {spec.name!r} ({spec.format}): {exc}") from exc
+    table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
+    _check_table(spec, table)
+    _atomic_savez(cache, {
+        "X": table.X, "y": table.y, "part": table.part,
+        "group": table.group if table.group is not None else np.array([], dtype=np.int64),
+        "classes": classes, "feature_names": np.array(table.feature_names or [], dtype=str),
+        "fingerprint": np.array(fingerprint),
+    })
+    return table, classes
+
+
+def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
+    o = spec.options
+    if o["generator"] != "rgf_trees":
+        raise ValueError(f"dataset {spec.name!r}: unknown generator {o['generator']!r}")
+    if not isinstance(o["q"], int) or o["q"] < 1:
+        raise ValueError(f"dataset {spec.name!r}: options.q must be a positive integer")
+    if o["target"] != spec.task:
+        raise ValueError(f"dataset {spec.name!r}: options.target must equal task {spec.task!r}")
+    X, y, _ = make_rgf_synthetic(
+        o["q"], target=o["target"], n_samples=o["n_samples"], n_trees=o["n_trees"],
+        n_features=o["n_features"], n_values=o["n_values"],
+        random_state=np.random.SeedSequence([int(o["seed"]), seed]),
+    )
+    y, classes = encode_labels(y, spec.task)
+    table = Table(X, y, np.full(len(y), -1, dtype=np.int8), None,
+                  [f"x{i}" for i in range(X.shape[1])])
+    return table, classes
+
+
+def _check_table(spec: DatasetSpec, table: Table) -> None:
+    X = table.X
+    if X.ndim != 2 or X.shape[0] != len(table.y) or X.shape[0] == 0:
+        raise ValueError(f"dataset {spec.name!r}: parsed X {X.shape} does not match {len(table.y)} labels")
+    if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"dataset {spec.name!r}: NaN or inf in the features (row {bad[0]}, column {bad[1]})")
+    if spec.task == "classification" and len(np.unique(table.y)) < 2:
+        raise ValueError(f"dataset {spec.name!r}: only one class in the labels")
+
+
+def _fingerprint(spec: DatasetSpec, seed: int | None = None) -> str:
+    """Hash of everything that determines the cached content."""
+    content: dict[str, Any] = {
+        "version": CACHE_VERSION, "task": spec.task, "format": spec.format,
+        "options": spec.options,
+        "files": {r: [list(f.sha256), f.mirror, f.path, list(f.urls)] for r, f in sorted(spec.files.items())},
+    }
+    if seed is not None:
+        content.update(split=spec.split, scale=spec.scale, seed=seed)
+    blob = json.dumps(content, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _stored_fingerprint(path: Path) -> str | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return str(z["fingerprint"]) if "fingerprint" in z.files else None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+
+
+def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp.npz")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

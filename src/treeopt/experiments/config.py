@@ -1,0 +1,217 @@
+"""Load and check ``config.yaml``: the JSON schema first, then what a schema cannot know.
+
+The schema (``workflow/schemas/config.schema.yaml``, also used by the Snakefile) forbids unknown keys at every
+level; the error names the key and suggests the nearest allowed one. The second pass checks names against the
+code: methods are registered, reports exist, grid parameters are constructor arguments of the estimator, and
+experiments only use data sets that have an entry.
+"""
+
+import copy
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+SCHEMA_RELPATH = Path("workflow") / "schemas" / "config.schema.yaml"
+_REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class ConfigError(ValueError):
+    """config.yaml is invalid; the message says where and why."""
+
+
+def find_schema(config_path=None):
+    """The schema beside the config's workflow folder, else the one of this source checkout."""
+    candidates = []
+    if config_path is not None:
+        candidates.append(Path(config_path).resolve().parent / SCHEMA_RELPATH)
+    candidates.append(_REPO_ROOT / SCHEMA_RELPATH)
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"config schema not found; looked at {', '.join(map(str, candidates))}")
+
+
+def _where(path, prefix=""):
+    parts = [str(p) for p in path]
+    return f"{prefix}{'.'.join(parts)}" if parts else "at the top level"
+
+
+def _allowed_keys(schema):
+    return sorted(schema.get("properties", {}))
+
+
+def _format_error(error):
+    """One readable line for a jsonschema error; unknown keys are named with a did-you-mean hint."""
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        allowed = _allowed_keys(error.schema)
+        unknown = sorted(set(error.instance) - set(allowed))
+        lines = []
+        for key in unknown:
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            lines.append(f"unknown key {key!r} {_where(error.absolute_path, 'in ')}"
+                         + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                         + f"; allowed keys: {', '.join(allowed)}")
+        return "\n".join(lines)
+    return f"{_where(error.absolute_path) if error.absolute_path else 'top level'}: {error.message}"
+
+
+def _validator(schema):
+    """Draft 2020-12 validator that also fills in the schema's defaults (as Snakemake's ``validate`` does)."""
+    from jsonschema import Draft202012Validator, validators
+
+    properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, subschema):
+        if isinstance(instance, dict):
+            for name, sub in props.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(name, copy.deepcopy(sub["default"]))
+        yield from properties(validator, props, instance, subschema)
+
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
+
+
+def validate_schema(config, schema_path=None):
+    """Check ``config`` (a dict, changed in place: defaults filled) against the schema; ConfigError if not."""
+    schema = yaml.safe_load(Path(schema_path or find_schema()).read_text())
+    errors = sorted(_validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(_format_error(e) for e in errors))
+    return config
+
+
+def _name_error(kind, name, known, where):
+    hint = difflib.get_close_matches(name, known, n=1)
+    return (f"{where}: unknown {kind} {name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + f"; known: {', '.join(sorted(known)) or 'none'}")
+
+
+def _data_problems(config):
+    """The data layer's own checks of every data set entry (nested split/options/files keys)."""
+    try:
+        from ..data.spec import load_config_datasets
+    except ImportError:  # data layer without a config checker: the schema's checks stand
+        return []
+    try:
+        load_config_datasets(config)
+    except ValueError as exc:
+        return [f"datasets: {exc}"]
+    return []
+
+
+def check_semantics(config):
+    """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
+    from .methods import METHODS, get_method
+    from .reports import REPORTS
+
+    problems = []
+    datasets = config.get("datasets") or {}
+    problems.extend(_data_problems(config))
+    profiles = config["profiles"]
+    if config["profile"] not in profiles:
+        problems.append(_name_error("profile", config["profile"], list(profiles), "profile"))
+    for pname, profile in profiles.items():
+        for ename, exp in profile["experiments"].items():
+            where = f"profiles.{pname}.experiments.{ename}"
+            for report in exp["reports"]:
+                if report not in REPORTS:
+                    problems.append(_name_error("report", report, list(REPORTS), f"{where}.reports"))
+            for ds in exp["datasets"]:
+                if ds not in datasets:
+                    problems.append(_name_error("data set", ds, list(datasets), f"{where}.datasets"))
+            sweep = exp.get("sweep") or {}
+            for key, value in (exp.get("select_at") or {}).items():
+                if key not in sweep:
+                    problems.append(f"{where}.select_at: {key!r} is not a sweep parameter ({', '.join(sweep)})")
+                elif value not in sweep[key]:
+                    problems.append(f"{where}.select_at: {key}={value!r} is not among the sweep values")
+            for mname, entry in exp["methods"].items():
+                mwhere = f"{where}.methods.{mname}"
+                if mname not in METHODS:
+                    problems.append(_name_error("method", mname, list(METHODS), mwhere))
+                    continue
+                entry = entry or {}
+                groups = {"params": entry.get("params") or {}, "grid": entry.get("grid") or {},
+                          "sweep": entry.get("sweep", sweep) or {}}
+                names = [n for g in groups.values() for n in g]
+                duplicated = sorted({n for n in names if names.count(n) > 1})
+                if duplicated:
+                    problems.append(f"{mwhere}: {', '.join(duplicated)} set more than once (params/grid/sweep)")
+                try:
+                    valid = get_method(mname).parameter_names()
+                except ImportError as exc:
+                    problems.append(f"{mwhere}: cannot import the estimator ({exc})")
+                    continue
+                for group, values in groups.items():
+                    for key in values:
+                        if key not in valid:
+                            problems.append(_name_error(f"{group} parameter", key, sorted(valid), mwhere))
+                for ds in entry.get("datasets") or []:
+                    if ds not in exp["datasets"]:
+                        problems.append(f"{mwhere}.datasets: {ds!r} is not one of the experiment's data sets")
+            for ds in exp["datasets"]:
+                task = (datasets.get(ds) or {}).get("task", "classification")
+                usable = [m for m, e in exp["methods"].items() if m in METHODS and METHODS[m].task == task
+                          and ds in ((e or {}).get("datasets") or exp["datasets"])]
+                if ds in datasets and not usable:
+                    problems.append(f"{where}: no listed method solves {ds!r} ({task})")
+    return problems
+
+
+def validate_config(config, schema_path=None):
+    """Schema plus cross-checks; ConfigError listing every problem. Returns ``config`` (defaults filled)."""
+    validate_schema(config, schema_path)
+    problems = check_semantics(config)
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    return config
+
+
+def _parse_override(text):
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ConfigError(f"override {text!r} is not key=value")
+    return key.strip(), yaml.safe_load(value)
+
+
+def apply_overrides(config, overrides):
+    """Overrides as a mapping (nested dicts merged) or ``"a.b=value"`` strings, like ``snakemake --config``."""
+    if not overrides:
+        return config
+    if not isinstance(overrides, Mapping):
+        pairs = [_parse_override(o) for o in overrides]
+        nested = {}
+        for key, value in pairs:
+            node = nested
+            *parents, last = key.split(".")
+            for p in parents:
+                node = node.setdefault(p, {})
+            node[last] = value
+        overrides = nested
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(config.get(key), Mapping):
+            apply_overrides(config[key], value)
+        else:
+            config[key] = copy.deepcopy(value)
+    return config
+
+
+def load_config(path, overrides=None, *, schema=None):
+    """Read ``config.yaml``, apply overrides, validate (schema + cross-checks) and return the dict."""
+    path = Path(path)
+    config = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    apply_overrides(config, overrides)
+    return validate_config(config, schema or find_schema(path))
+
+
+def active_profile(config):
+    """The profile selected by ``config["profile"]``."""
+    try:
+        return config["profiles"][config["profile"]]
+    except KeyError:
+        raise ConfigError(_name_error("profile", config.get("profile"), list(config.get("profiles", {})),
+                                      "profile")) from None

@@ -1,0 +1,124 @@
+"""Methods the workflow can run: a name, the estimator that implements it, and the task it solves.
+
+Registering a learner is one line (the estimator is imported only when a run needs it)::
+
+    register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest")
+
+Every estimator receives ``random_state`` (the run seed) and, when it has one, ``n_jobs``. A parameter
+value written as ``"p^0.5"`` means round(p ** 0.5) for a data set with p features, the CO2 paper's
+candidate set for q, the number of features tried per node (Sec. 5).
+"""
+
+import importlib
+import inspect
+import re
+from dataclasses import dataclass, field
+
+TASKS = ("classification", "regression")
+KINDS = ("tree", "forest", "boosting")
+_POWER = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Method:
+    """One registered method.
+
+    name : the name used in config.yaml and in run folders.
+    estimator : "module:Class" (or the class itself) of a scikit-learn-style estimator.
+    task : "classification" or "regression".
+    kind : "tree" (exposes ``tree_``), "forest" (``estimators_``, each with ``tree_``) or "boosting".
+    fixed : parameters always passed, e.g. the information-gain criterion of the papers' baselines.
+    save_model : write model.npz (single trees yes; big ensembles are cheaper to refit than to keep).
+    """
+
+    name: str
+    estimator: object
+    task: str
+    kind: str = "tree"
+    fixed: dict = field(default_factory=dict)
+    save_model: bool | None = None
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"method {self.name!r}: task must be one of {TASKS}, got {self.task!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"method {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+
+    @property
+    def keeps_model(self):
+        return self.kind == "tree" if self.save_model is None else self.save_model
+
+    def estimator_class(self):
+        if not isinstance(self.estimator, str):
+            return self.estimator
+        module, _, attr = self.estimator.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def parameter_names(self):
+        """Constructor parameters of the estimator (what a config grid may set)."""
+        cls = self.estimator_class()
+        if hasattr(cls, "_get_param_names"):
+            return set(cls._get_param_names())
+        return {n for n, p in inspect.signature(cls).parameters.items() if p.kind == p.POSITIONAL_OR_KEYWORD}
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register(name, estimator, task, *, kind="tree", fixed=None, save_model=None):
+    """Add (or replace) a method in the registry and return it."""
+    METHODS[name] = Method(name, estimator, task, kind, dict(fixed or {}), save_model)
+    return METHODS[name]
+
+
+def get_method(name):
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; registered methods: {', '.join(sorted(METHODS))}") from None
+
+
+def resolve_value(value, n_features):
+    """``"p^a"`` -> max(1, round(n_features ** a)); any other value unchanged."""
+    if isinstance(value, str):
+        match = _POWER.match(value.strip())
+        if match:
+            if n_features is None:
+                raise ValueError(f"{value!r} needs the number of features")
+            return max(1, int(round(n_features ** float(match.group(1)))))
+    return value
+
+
+def check_params(method, params):
+    """Raise a ValueError naming any parameter the method's estimator does not take."""
+    spec = get_method(method)
+    valid = spec.parameter_names()
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ValueError(f"method {method!r} ({spec.estimator}) has no parameter(s) {', '.join(map(repr, unknown))}; "
+                         f"valid: {', '.join(sorted(valid - {'random_state', 'n_jobs'}))}")
+
+
+def make_estimator(method, params, seed, n_jobs=1, n_features=None):
+    """A fresh, unfitted estimator for ``method`` with ``params``, seeded with ``seed``."""
+    spec = get_method(method)
+    check_params(method, params)
+    kwargs = {**spec.fixed, **{k: resolve_value(v, n_features) for k, v in params.items()}}
+    valid = spec.parameter_names()
+    if "random_state" in valid:
+        kwargs["random_state"] = seed
+    if "n_jobs" in valid:
+        kwargs["n_jobs"] = n_jobs
+    return spec.estimator_class()(**kwargs)
+
+
+# ---- the registry: one line per method -----------------------------------------------------------------
+register("cart", "treeopt.greedy:AxisAlignedTreeClassifier", "classification")
+register("rf", "sklearn.ensemble:RandomForestClassifier", "classification", kind="forest",
+         fixed={"criterion": "entropy"})
+register("cart_reg", "sklearn.tree:DecisionTreeRegressor", "regression")
+register("rf_reg", "sklearn.ensemble:RandomForestRegressor", "regression", kind="forest")
+register("gbdt", "sklearn.ensemble:GradientBoostingRegressor", "regression", kind="boosting",
+         fixed={"max_depth": None})
+register("gbdt_clf", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
+         fixed={"max_depth": None})

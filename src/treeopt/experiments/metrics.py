@@ -1,0 +1,81 @@
+"""What a run measures: task metrics, tree statistics, software versions (the DESIGN.md ``metrics.json``)."""
+
+import functools
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from ..trees import Tree
+
+TREE_STAT_KEYS = ("depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
+                  "path_length_min", "path_length_max", "inference_ops")
+
+
+def task_metrics(task, y_true, y_pred):
+    """Classification: ``error`` and ``accuracy`` in percent; regression: ``rmse``. Empty dict for no data."""
+    y_true = np.asarray(y_true)
+    if y_true.shape[0] == 0:
+        return {}
+    y_pred = np.asarray(y_pred)
+    if task == "classification":
+        correct = y_true == y_pred
+        return {"error": 100.0 * float(np.mean(~correct)), "accuracy": 100.0 * float(np.mean(correct))}
+    if task == "regression":
+        return {"rmse": float(np.sqrt(np.mean((y_true.astype(float) - y_pred.astype(float)) ** 2)))}
+    raise ValueError(f"unknown task {task!r}")
+
+
+def fitted_trees(estimator):
+    """The fitted trees of an estimator as treeopt ``Tree`` objects (one for a tree, all for an ensemble)."""
+    tree = getattr(estimator, "tree_", None)
+    if isinstance(tree, Tree):
+        return [tree]
+    if tree is not None and hasattr(tree, "children_left"):
+        return [Tree.from_sklearn(estimator)]
+    members = getattr(estimator, "estimators_", None)
+    if members is None:
+        return []
+    return [t for member in np.ravel(np.asarray(members, dtype=object)) for t in fitted_trees(member)]
+
+
+def tree_stats(trees, X):
+    """``Tree.stats(X)`` for one tree; for several, the mean of each statistic. Always adds ``n_trees``."""
+    if not trees:
+        return {"n_trees": 0}
+    per_tree = [tree.stats(X) for tree in trees]
+    if len(per_tree) == 1:
+        stats = dict(per_tree[0])
+    else:
+        stats = {key: float(np.mean([s[key] for s in per_tree])) for key in per_tree[0]}
+    stats["n_trees"] = len(trees)
+    return stats
+
+
+def versions():
+    """Versions of the packages that decide the numbers."""
+    out = {}
+    for name in ("treeopt", "numpy", "scipy", "scikit-learn", "numba"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    out["python"] = platform.python_version()
+    return out
+
+
+@functools.cache
+def git_commit():
+    """Commit of the treeopt source tree (``+dirty`` when tracked files differ from it), or None outside git."""
+    src = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=src,
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None

@@ -1,0 +1,74 @@
+"""Registry of report tables and figures (DESIGN.md "Tables and figures").
+
+An experiment's ``reports:`` list names tables and/or figures. A table is built from the experiment's final
+runs into ``results/tables/{name}.csv``; a figure is drawn from one table into ``figures/{name}[_{dataset}]``
+(PNG and PDF). A new method needs nothing here: its runs become extra rows and extra lines. A new table or
+figure is one ``register_*`` line naming the function ("module:function", imported only when used).
+"""
+
+import importlib
+from dataclasses import dataclass
+
+
+def _resolve(ref):
+    if not isinstance(ref, str):
+        return ref
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    build: object  # runs DataFrame (treeopt.experiments.tables.load_runs) -> table DataFrame
+
+    def builder(self):
+        return _resolve(self.build)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    name: str
+    table: str
+    render: object  # (table DataFrame, dataset or None, profile name) -> matplotlib Figure
+    per_dataset: bool = True
+
+    def renderer(self):
+        return _resolve(self.render)
+
+
+TABLES: dict[str, TableSpec] = {}
+FIGURES: dict[str, FigureSpec] = {}
+REPORTS: set = set()
+
+
+def register_table(name, build):
+    TABLES[name] = TableSpec(name, build)
+    REPORTS.add(name)
+
+
+def register_figure(name, table, render, *, per_dataset=True):
+    FIGURES[name] = FigureSpec(name, table, render, per_dataset)
+    REPORTS.add(name)
+
+
+def table_of(report):
+    """The table a report name writes (a table) or reads (a figure)."""
+    if report in FIGURES:
+        return FIGURES[report].table
+    if report in TABLES:
+        return report
+    raise ValueError(f"unknown report {report!r}; known: {', '.join(sorted(REPORTS))}")
+
+
+# ---- tables -------------------------------------------------------------------------------------------
+register_table("nongreedy_fig2", "treeopt.experiments.tables:nongreedy_fig2")
+register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
+for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
+    register_table(_name, "treeopt.experiments.tables:size_curve")
+
+# ---- figures ------------------------------------------------------------------------------------------
+register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
+register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
+for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
+    register_figure(_name, _name, "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)

@@ -1,0 +1,80 @@
+"""Hyper-parameter selection on the validation set, as the papers do it.
+
+The non-greedy paper picks nu and eta "that produce the tree with minimum validation error", then trains on
+train+validation and reports test error (Sec. 7); the CO2 paper picks q and (nu, eta) on a hold-out set.
+Classification candidates are ranked by validation accuracy, regression by validation RMSE; ties go to the
+candidate listed first in the config grid, so the choice does not depend on file-system order.
+"""
+
+import json
+from pathlib import Path
+
+import yaml
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """No &anchors/*aliases: the file should read the same to people as to programs."""
+
+    def ignore_aliases(self, data):
+        return True
+
+# metric -> True when larger is better
+METRIC_DIRECTION = {"accuracy": True, "error": False, "rmse": False, "jaccard": True}
+DEFAULT_METRIC = {"classification": "accuracy", "regression": "rmse"}
+
+
+def best_index(scores, greater_is_better):
+    """Index of the best score; the first one wins a tie. Missing (None/NaN) scores never win."""
+    best = None
+    for i, score in enumerate(scores):
+        if score is None or score != score:
+            continue
+        if best is None or (score > scores[best] if greater_is_better else score < scores[best]):
+            best = i
+    if best is None:
+        raise ValueError("no candidate has a validation score")
+    return best
+
+
+def select(candidates, metric):
+    """Pick the best of ``candidates`` (dicts with ``params`` and ``val`` metric dicts) on ``metric``.
+
+    Returns (index, greater_is_better).
+    """
+    if metric not in METRIC_DIRECTION:
+        raise ValueError(f"unknown selection metric {metric!r}; known: {', '.join(METRIC_DIRECTION)}")
+    if not candidates:
+        raise ValueError("no candidates to select from")
+    greater = METRIC_DIRECTION[metric]
+    return best_index([c.get("val", {}).get(metric) for c in candidates], greater), greater
+
+
+def select_runs(run_dirs, metric, out_path, *, info=None):
+    """Read the candidates' ``metrics.json``, choose one, write the selection YAML and return its dict."""
+    candidates = []
+    for run_dir in run_dirs:
+        m = json.loads((Path(run_dir) / "metrics.json").read_text())
+        candidates.append({"params": m["params"], "run": str(run_dir), "val": m["val"], "train": m["train"],
+                           "fit_seconds": m["fit_seconds"]})
+    try:
+        index, greater = select(candidates, metric)
+    except ValueError as exc:
+        raise ValueError(f"{out_path}: {exc} (does the split have a validation part?)") from None
+    chosen = candidates[index]
+    out = {**dict(info or {}), "metric": metric, "greater_is_better": greater, "chosen": chosen["params"],
+           "chosen_run": chosen["run"], "chosen_val": chosen["val"].get(metric), "candidates": candidates}
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    tmp.write_text(yaml.dump(out, Dumper=_PlainDumper, sort_keys=False))
+    tmp.replace(out_path)
+    return out
+
+
+def read_selection(path):
+    return yaml.safe_load(Path(path).read_text())
+
+
+def final_params(selection, point):
+    """Parameters of a final run: the chosen candidate's, with this run's sweep values put in."""
+    return {**selection["chosen"], **dict(point)}

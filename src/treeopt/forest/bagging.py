@@ -1,0 +1,138 @@
+"""Bootstrap aggregation (Breiman 1996) of any treeopt tree classifier.
+
+Every tree gets its own seed, derived from ``random_state`` by ``numpy.random.SeedSequence.spawn``, which
+fixes both its bootstrap sample and its ``random_state``. Tree i therefore depends only on
+``(random_state, i)``: the first m trees of a forest of n >= m trees are exactly a forest of m trees, so
+``predict_proba(X, n_trees=m)`` scores the smaller forest without refitting (CO2 paper Fig. 2, Table I).
+Trees are fitted in threads; the numba kernels release the GIL.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import encode_classes, validate_features, validate_training_data
+from ..trees import Tree
+
+
+def tree_seeds(random_state, n_trees):
+    """Per-tree integer seeds; seed i does not depend on ``n_trees`` (prefix-stable)."""
+    root = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    children = np.random.SeedSequence(root).spawn(n_trees)
+    return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
+
+
+def _single_leaf(estimator, n_features, label, n_samples):
+    """A fitted stand-in for a bootstrap sample that holds one class only (the base learner would refuse)."""
+    estimator.classes_ = np.array([label])
+    estimator.n_features_in_ = n_features
+    estimator.tree_ = Tree([-1], [-1], np.zeros((1, n_features)), [0.0], [[1.0]], n_samples=[n_samples],
+                           value_kind="probabilities")
+    return estimator
+
+
+def _fit_one(estimator, X, y, seed, bootstrap):
+    n = X.shape[0]
+    if bootstrap:
+        idx = np.random.default_rng([seed, 1]).integers(0, n, n)  # stream apart from the tree's own seed
+        X, y = X[idx], y[idx]
+    estimator.set_params(random_state=seed)
+    if np.all(y == y[0]):
+        return _single_leaf(estimator, X.shape[1], y[0], n)
+    return estimator.fit(X, y)
+
+
+class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
+    """Forest of trees, each fitted on a bootstrap sample; probabilities are averaged.
+
+    Parameters
+    ----------
+    estimator : classifier with ``random_state`` and, once fitted, ``tree_`` and ``classes_``
+        E.g. ``OC1TreeClassifier()``, ``CO2TreeClassifier()``, ``RandomObliqueTreeClassifier()``.
+    n_estimators : int, default=30
+    bootstrap : bool, default=True
+        Sample n points with replacement per tree; False fits every tree on all points (only the
+        tree's own randomness then differs).
+    n_jobs : int or None
+        Threads used to fit trees (None: 1, -1: all cores).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    estimators_ : list of fitted estimators, each with ``tree_``
+        They were fitted on encoded labels: their ``classes_`` index into the forest's ``classes_``.
+    classes_, n_features_in_
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict_proba"])],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, n_estimators=30, bootstrap=True, n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _make_estimator(self):
+        return clone(self.estimator)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        X, y = validate_training_data(self, X, y)
+        self.classes_, y_enc = encode_classes(y)
+        seeds = tree_seeds(self.random_state, self.n_estimators)
+        self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap) for seed in seeds)
+        return self
+
+    def _n_trees(self, n_trees):
+        if n_trees is None:
+            return len(self.estimators_)
+        if not 1 <= n_trees <= len(self.estimators_):
+            raise ValueError(f"n_trees must be in [1, {len(self.estimators_)}], got {n_trees}")
+        return int(n_trees)
+
+    def staged_predict_proba(self, X, n_trees):
+        """Yield ``predict_proba`` of the forests made of the first ``m`` trees, for each m in ``n_trees``.
+
+        One pass over the trees: the sum is accumulated once and read off at each requested size.
+        """
+        check_is_fitted(self)
+        X = validate_features(self, X, reset=False)
+        sizes = sorted({self._n_trees(m) for m in np.atleast_1d(n_trees)})
+        total = np.zeros((X.shape[0], self.classes_.shape[0]))
+        done = 0
+        for m in sizes:
+            for est in self.estimators_[done:m]:
+                # a tree's classes_ are encoded forest labels; its bootstrap sample may have missed some
+                total[:, est.classes_] += est.tree_.predict_proba(X)
+            done = m
+            yield total / m
+
+    def predict_proba(self, X, n_trees=None):
+        """Mean of the trees' class probabilities (the first ``n_trees`` trees when given)."""
+        check_is_fitted(self)
+        return next(self.staged_predict_proba(X, [self._n_trees(n_trees)]))
+
+    def predict(self, X, n_trees=None):
+        proba = self.predict_proba(X, n_trees=n_trees)  # checks fitting before classes_ is read
+        return self.classes_[proba.argmax(axis=1)]
+
+    @property
+    def trees_(self):
+        """The fitted trees (``treeopt.trees.Tree``), in order."""
+        check_is_fitted(self)
+        return [est.tree_ for est in self.estimators_]

@@ -1,0 +1,80 @@
+"""Common scikit-learn plumbing of the greedy tree classifiers grown with :func:`grow_tree`.
+
+A learner subclasses :class:`GreedyTreeClassifier` and implements ``_split_finder(n_classes, n_features)``
+returning the ``find_split`` callback; fitting, seeding and prediction live here.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import encode_classes, validate_features, validate_training_data
+from ._grow import grow_tree
+
+MAX_FEATURES_CONSTRAINT = [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"),
+                           StrOptions({"sqrt", "log2"}), None]
+GROWTH_CONSTRAINTS = {
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+def n_candidate_features(max_features, p):
+    """q, the number of random features tried for an axis split (scikit-learn's ``max_features`` rules)."""
+    if max_features is None:
+        return p
+    if isinstance(max_features, str):
+        q = math.sqrt(p) if max_features == "sqrt" else math.log2(p)
+        return max(1, int(q))
+    if isinstance(max_features, Integral):
+        return min(int(max_features), p)
+    return max(1, int(max_features * p))
+
+
+class GreedyTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: validate, encode classes, grow with the learner's split finder, predict via ``tree_``.
+
+    Subclasses define ``__init__`` (storing ``max_depth``, ``min_samples_split``, ``min_samples_leaf``,
+    ``random_state`` and their own parameters), ``_parameter_constraints`` and ``_split_finder``.
+    """
+
+    def _split_finder(self, n_classes, n_features):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X, y = validate_training_data(self, X, y)
+        self.classes_, y_enc = encode_classes(y)
+        finder = self._split_finder(self.classes_.shape[0], X.shape[1])
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        self.tree_ = grow_tree(X, y_enc, self.classes_.shape[0], finder, max_depth=self.max_depth,
+                               min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+                               rng=np.random.default_rng(seed))
+        self._record_finder_stats(finder)
+        return self
+
+    def _record_finder_stats(self, finder):
+        """Hook for subclasses to copy diagnostics off the split finder."""
+
+    def predict_proba(self, X):
+        """Class frequencies of the training points in the leaf each row reaches."""
+        check_is_fitted(self)
+        return self.tree_.predict_proba(validate_features(self, X, reset=False))
+
+    def predict(self, X):
+        proba = self.predict_proba(X)  # checks fitting before classes_ is read
+        return self.classes_[proba.argmax(axis=1)]
+
+    def apply(self, X):
+        """Leaf id reached by each row."""
+        check_is_fitted(self)
+        return self.tree_.apply(validate_features(self, X, reset=False))

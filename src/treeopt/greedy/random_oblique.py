@@ -1,0 +1,119 @@
+"""Random oblique trees: each split is the best of R random hyperplanes and the axis-aligned splits.
+
+The greedy "random" baseline of the non-greedy trees paper (Norouzi et al. 2015, §7): at every node,
+draw ``n_hyperplanes`` random directions w, put the threshold of each at its information-gain optimum
+on the projection ``X w``, and keep the best of these and of the exact best axis-aligned split.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from numba import njit
+from sklearn.utils._param_validation import Interval
+
+from ._criteria import best_axis_split, best_sampled_axis_split, entropy
+from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
+from ._grow import NodeSplit
+from ._oc1 import _feature_scales
+
+
+@njit(cache=True, nogil=True)
+def _projections(X, W):
+    """``Z[:, r] = X W[r]`` with the tree store's arithmetic (feature order, zero weights skipped)."""
+    n, p = X.shape
+    R = W.shape[0]
+    Z = np.empty((n, R))
+    for i in range(n):
+        for r in range(R):
+            s = 0.0
+            for j in range(p):
+                if W[r, j] != 0.0:
+                    s += W[r, j] * X[i, j]
+            Z[i, r] = s
+    return Z
+
+
+class RandomObliqueSplitFinder:
+    """``find_split`` for :func:`grow_tree`: best of random hyperplanes and axis splits by information gain.
+
+    Directions are standard normal in standardised units (``w_j = g_j / std_j`` at the node, 0 for
+    constant features), so the draw does not depend on the features' scales.
+    """
+
+    def __init__(self, n_classes, *, n_hyperplanes, n_features_split, min_samples_leaf):
+        self.n_classes = n_classes
+        self.n_hyperplanes = n_hyperplanes
+        self.n_features_split = n_features_split
+        self.min_samples_leaf = min_samples_leaf
+        self.n_oblique = 0
+        self.n_axis = 0
+
+    def __call__(self, X, y, rng, depth):
+        k, msl = self.n_classes, self.min_samples_leaf
+        p = X.shape[1]
+        f, thr, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
+        if f >= 0 and axis_gain >= entropy(np.bincount(y, minlength=k)) - 1e-12:
+            self.n_axis += 1
+            return NodeSplit.axis(f, thr)  # already perfect
+        W = rng.standard_normal((self.n_hyperplanes, p))
+        scale = _feature_scales(X)
+        W *= np.divide(1.0, scale, out=np.zeros(p), where=scale > 0)
+        r, b, gain = best_axis_split(_projections(X, W), y, k, np.arange(self.n_hyperplanes), msl)
+        if r >= 0 and gain > axis_gain:
+            self.n_oblique += 1
+            return NodeSplit.oblique(W[r], b)
+        if f < 0:
+            return None
+        self.n_axis += 1
+        return NodeSplit.axis(f, thr)
+
+
+class RandomObliqueTreeClassifier(GreedyTreeClassifier):
+    """Greedy oblique tree whose splits are the best of ``n_hyperplanes`` random hyperplanes (or axis splits).
+
+    Splitting criterion: information gain. Leaves hold class frequencies (``value_kind="probabilities"``).
+
+    Parameters
+    ----------
+    n_hyperplanes : int, default=100
+        R, random directions tried per node (the paper does not state its value).
+    max_features : int, float, "sqrt", "log2" or None, default=None
+        Features whose exact best axis split competes with the random hyperplanes (None: all).
+    max_depth : int or None, default=None
+        Grow to purity when None.
+    min_samples_split, min_samples_leaf : int
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    tree_ : treeopt.trees.Tree
+    classes_, n_features_in_
+    n_oblique_splits_, n_axis_splits_ : int
+        Internal nodes whose winner was a random hyperplane vs. an axis split.
+    """
+
+    _parameter_constraints = {
+        "n_hyperplanes": [Interval(Integral, 1, None, closed="left")],
+        "max_features": MAX_FEATURES_CONSTRAINT,
+        **GROWTH_CONSTRAINTS,
+    }
+
+    def __init__(self, n_hyperplanes=100, max_features=None, max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, random_state=None):
+        self.n_hyperplanes = n_hyperplanes
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    def _split_finder(self, n_classes, n_features):
+        return RandomObliqueSplitFinder(n_classes, n_hyperplanes=self.n_hyperplanes,
+                                        n_features_split=n_candidate_features(self.max_features, n_features),
+                                        min_samples_leaf=self.min_samples_leaf)
+
+    def _record_finder_stats(self, finder):
+        self.n_oblique_splits_ = finder.n_oblique
+        self.n_axis_splits_ = finder.n_axis

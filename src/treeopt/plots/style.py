@@ -1,0 +1,52 @@
+"""Shared look of the report figures: method names and colours, the provenance stamp, saving."""
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Display names and colours (a method and its forest share a colour).
+METHOD_LABELS = {
+    "cart": "axis-aligned", "cart_reg": "regression tree", "rf": "Random Forest", "rf_reg": "Random Forest",
+    "gbdt": "GBDT", "gbdt_clf": "GBDT", "oc1_tree": "OC1", "oc1_forest": "OC1 Forest",
+    "random_oblique_tree": "random oblique", "co2_tree": "CO2", "co2_forest": "CO2 Forest",
+    "nongreedy": "non-greedy", "tao": "TAO", "rgf": "RGF",
+}
+_COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": "k", "gbdt_clf": "k",
+            "oc1_tree": "C1", "oc1_forest": "C1", "random_oblique_tree": "C4", "co2_tree": "C2",
+            "co2_forest": "C2", "nongreedy": "C3", "tao": "C3", "rgf": "C3"}
+
+
+def method_label(method):
+    return METHOD_LABELS.get(method, method)
+
+
+def method_colour(method):
+    """Fixed colour per method (the same in every figure); unregistered names get one from their letters."""
+    return _COLOURS.get(method, f"C{5 + sum(method.encode()) % 5}")
+
+
+def stamp(fig, *, dataset, profile, n_seeds):
+    """Write on the figure which data set, profile and number of seeds made it (DESIGN.md)."""
+    fig.text(0.99, 0.005, f"data set: {dataset}  |  profile: {profile}  |  seeds: {n_seeds}",
+             ha="right", va="bottom", fontsize=7, color="0.35")
+
+
+def new_figure(n_panels=1, width=4.2, height=3.4):
+    fig, axes = plt.subplots(1, n_panels, figsize=(width * n_panels, height), squeeze=False)
+    return fig, list(axes[0])
+
+
+def save(fig, stem):
+    """Save ``stem``.png and ``stem``.pdf (temporary names, then rename) and close the figure."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    for ext in ("png", "pdf"):
+        tmp = stem.with_name(f".{stem.name}.tmp.{ext}")
+        fig.savefig(tmp, dpi=150, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
+        os.replace(tmp, stem.with_name(f"{stem.name}.{ext}"))
+    plt.close(fig)

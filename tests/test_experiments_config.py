@@ -1,0 +1,108 @@
+"""config.yaml checking: misspelt keys are named, cross-references are checked, overrides apply."""
+
+import copy
+
+import pytest
+import yaml
+
+from treeopt.experiments.config import ConfigError, active_profile, load_config, validate_config
+
+
+def tiny_config():
+    return {
+        "profile": "default",
+        "data": {"processed_dir": "data/processed"},
+        "datasets": {
+            "wine": {"task": "classification", "format": "sklearn", "options": {"loader": "wine"}},
+            "diabetes": {"task": "regression", "format": "sklearn", "options": {"loader": "diabetes"}},
+        },
+        "profiles": {
+            "default": {"seeds": [0], "experiments": {"depth": {
+                "reports": ["nongreedy_fig2"], "datasets": ["wine"], "sweep": {"max_depth": [2, 3]},
+                "methods": {"cart": {"grid": {"min_samples_leaf": [1, 5]}}}}}},
+            "paper": {"seeds": [0, 1], "experiments": {}},
+        },
+    }
+
+
+def error_of(config):
+    with pytest.raises(ConfigError) as info:
+        validate_config(config)
+    return str(info.value)
+
+
+def test_valid_config_passes_and_fills_defaults():
+    config = validate_config(tiny_config())
+    assert config["profiles"]["default"]["n_jobs"] == 1
+    assert config["profiles"]["default"]["experiments"]["depth"]["refit"] is True
+
+
+@pytest.mark.parametrize("path, key, hint", [
+    ((), "profil", "profile"),
+    (("datasets", "wine"), "formt", "format"),
+    (("profiles", "default"), "seed", "seeds"),
+    (("profiles", "default", "experiments", "depth"), "sweeps", "sweep"),
+    (("profiles", "default", "experiments", "depth", "methods", "cart"), "grids", "grid"),
+])
+def test_misspelt_key_is_named_with_its_place(path, key, hint):
+    config = tiny_config()
+    node = config
+    for p in path:
+        node = node[p]
+    node[key] = node.pop(hint)
+    message = error_of(config)
+    assert f"unknown key {key!r}" in message
+    assert f"did you mean {hint!r}" in message
+    assert (".".join(path) if path else "top level") in message
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda c: c.update(profile="papr"), "unknown profile 'papr' (did you mean 'paper'?)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"].update(cartt={}),
+     "unknown method 'cartt' (did you mean 'cart'?)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"]["grid"].update(
+        min_sample_leaf=[1]), "unknown grid parameter 'min_sample_leaf' (did you mean 'min_samples_leaf'?)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"].update(datasets=["wnie"]),
+     "unknown data set 'wnie' (did you mean 'wine'?)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"].update(reports=["nongreedy_fig3"]),
+     "unknown report 'nongreedy_fig3'"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"].update(select_at={"max_depth": 7}),
+     "max_depth=7 is not among the sweep values"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"].update(datasets=["diabetes"]),
+     "no listed method solves 'diabetes' (regression)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"].update(
+        params={"max_depth": 3}), "max_depth set more than once"),
+    (lambda c: c["datasets"]["wine"].update(task="clasification"), "datasets.wine.task"),
+    (lambda c: c["profiles"]["default"].update(seeds=[]), "profiles.default.seeds"),
+])
+def test_cross_checks_name_the_problem(edit, expected):
+    config = tiny_config()
+    edit(config)
+    assert expected in error_of(config)
+
+
+def test_load_config_applies_overrides_like_snakemake(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(tiny_config()))
+    assert active_profile(load_config(path))["seeds"] == [0]
+    assert active_profile(load_config(path, {"profile": "paper"}))["seeds"] == [0, 1]
+    assert active_profile(load_config(path, ["profile=paper"]))["seeds"] == [0, 1]
+    nested = load_config(path, ["profiles.default.seeds=[3, 4]"])
+    assert active_profile(nested)["seeds"] == [3, 4]
+    with pytest.raises(ConfigError, match="unknown key 'profiel'"):
+        load_config(path, {"profiel": "paper"})
+
+
+def test_the_repository_config_is_valid():
+    config = load_config("config.yaml")
+    assert config["profile"] == "default"
+    for name in ("default", "paper"):
+        assert name in config["profiles"]
+
+
+def test_validation_does_not_depend_on_input_mutation():
+    config = tiny_config()
+    before = copy.deepcopy(config)
+    validate_config(config)
+    validate_config(before)
+    assert config == before

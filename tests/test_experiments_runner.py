@@ -1,0 +1,110 @@
+"""One run folder: DESIGN.md metrics keys, consistent numbers, atomic writes, repeatable."""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import yaml
+from sklearn.datasets import load_wine
+from sklearn.tree import DecisionTreeClassifier
+
+from treeopt.experiments import methods, runner
+from treeopt.experiments.runner import METRICS_KEYS, run
+from treeopt.trees import load_trees
+
+DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
+               "fit_seconds", "predict_seconds", "tree", "versions", "git_commit"}
+TREE_KEYS = {"depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
+             "path_length_min", "path_length_max", "inference_ops", "n_trees"}
+
+
+@pytest.fixture
+def wine_split(tmp_path, monkeypatch):
+    X, y = load_wine(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    X, y = X[order], y[order]
+    split = SimpleNamespace(X_train=X[:100], y_train=y[:100], X_val=X[100:140], y_val=y[100:140],
+                            X_test=X[140:], y_test=y[140:], task="classification", n_classes=3)
+    path = tmp_path / "split0.npz"
+    np.savez(path, X_train=split.X_train)  # stands in for the data layer's file (hashed, not read)
+    monkeypatch.setattr(runner, "_load_split", lambda p: split)
+    return path, split
+
+
+class ExplodingTree(DecisionTreeClassifier):
+    def fit(self, X, y, sample_weight=None, check_input=True):
+        raise RuntimeError("boom")
+
+
+def test_metrics_json_has_exactly_the_design_keys(tmp_path, wine_split):
+    path, split = wine_split
+    out = tmp_path / "runs" / "wine" / "cart" / "max_depth=3" / "seed0"
+    result = run(out, dataset="wine", method="cart", params={"max_depth": 3}, seed=0, split_path=path)
+    saved = json.loads((out / "metrics.json").read_text())
+    assert set(saved) == DESIGN_KEYS == set(METRICS_KEYS)
+    assert saved == json.loads(json.dumps(result))
+    assert set(saved["tree"]) == TREE_KEYS
+    assert {"treeopt", "numpy", "scikit-learn"} <= set(saved["versions"])
+    assert (saved["n_train"], saved["n_val"], saved["n_test"]) == (100, 40, 38)
+    for part in ("train", "val", "test"):
+        assert saved[part]["error"] + saved[part]["accuracy"] == pytest.approx(100.0)
+    assert saved["tree"]["depth"] <= 3 and saved["tree"]["n_trees"] == 1
+    assert {p.name for p in out.iterdir()} == {"params.yaml", "metrics.json", "model.npz", "log.txt"}
+    # the saved tree predicts what the run measured
+    tree, = load_trees(out / "model.npz")
+    test_acc = 100 * np.mean(tree.predict_proba(split.X_test).argmax(1) == split.y_test)
+    assert test_acc == pytest.approx(saved["test"]["accuracy"])
+
+
+def test_refit_on_train_and_validation(tmp_path, wine_split):
+    path, _ = wine_split
+    result = run(tmp_path / "r", dataset="wine", method="cart", params={"max_depth": 2}, seed=0,
+                 split_path=path, fit_on="trainval")
+    assert (result["n_train"], result["n_val"], result["val"]) == (140, 0, {})
+
+
+def test_forest_stats_are_means_over_trees(tmp_path, wine_split):
+    path, _ = wine_split
+    result = run(tmp_path / "r", dataset="wine", method="rf", params={"n_estimators": 5, "max_depth": 2},
+                 seed=0, split_path=path)
+    assert result["tree"]["n_trees"] == 5
+    assert 1 < result["tree"]["n_leaves"] <= 4
+    assert not (tmp_path / "r" / "model.npz").exists()  # ensembles are not kept by default
+
+
+def test_failed_fit_leaves_no_run_folder(tmp_path, wine_split, monkeypatch):
+    path, _ = wine_split
+    monkeypatch.setitem(methods.METHODS, "exploding", methods.Method("exploding", ExplodingTree, "classification"))
+    out = tmp_path / "runs" / "seed0"
+    with pytest.raises(RuntimeError, match="boom"):
+        run(out, dataset="wine", method="exploding", params={}, seed=0, split_path=path)
+    assert not out.exists()
+    assert list((tmp_path / "runs").iterdir()) == []  # no temporary folder left either
+
+
+def test_wrong_task_is_refused(tmp_path, wine_split):
+    path, _ = wine_split
+    with pytest.raises(ValueError, match="solves regression"):
+        run(tmp_path / "r", dataset="wine", method="cart_reg", params={}, seed=0, split_path=path)
+    assert not (tmp_path / "r").exists()
+
+
+def test_params_yaml_repeats_the_run(tmp_path, wine_split):
+    path, _ = wine_split
+    first = run(tmp_path / "a", dataset="wine", method="rf", params={"n_estimators": 3, "max_features": "p^0.5"},
+                seed=4, split_path=path)
+    setup = yaml.safe_load((tmp_path / "a" / "params.yaml").read_text())
+    assert setup["params"] == {"n_estimators": 3, "max_features": "p^0.5"} and setup["seed"] == 4
+    again = runner.rerun(tmp_path / "a" / "params.yaml", tmp_path / "b")
+    for key in ("train", "val", "test", "tree", "params", "n_train"):
+        assert again[key] == first[key]
+
+
+def test_make_estimator_resolves_powers_of_p_and_rejects_unknown_params():
+    est = methods.make_estimator("rf", {"max_features": "p^0.5", "n_estimators": 2}, seed=3, n_features=64)
+    assert est.max_features == 8 and est.random_state == 3 and est.criterion == "entropy"
+    with pytest.raises(ValueError, match="no parameter.*'max_dept'"):
+        methods.make_estimator("cart", {"max_dept": 3}, seed=0)
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        methods.make_estimator("nope", {}, seed=0)

@@ -1,0 +1,91 @@
+"""Report tables aggregate final runs over seeds; figures draw one line per method and say what made them."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from treeopt.experiments import tables
+from treeopt.experiments.paper_values import co2_table1, paper_key
+from treeopt.plots import curves
+from treeopt.plots.render import render_figure
+
+
+def fake_run(root, dataset, method, seed, params, sweep, test, train=None, tree=None):
+    d = root / f"{dataset}-{method}-{seed}-{len(list(root.iterdir()))}"
+    d.mkdir()
+    metrics = {"dataset": dataset, "method": method, "params": params, "seed": seed, "n_train": 10, "n_val": 0,
+               "n_test": 5, "train": train or {}, "val": {}, "test": test, "fit_seconds": 0.1,
+               "predict_seconds": 0.01, "tree": tree or {"n_leaves": 4, "n_trees": 1}, "versions": {},
+               "git_commit": None}
+    (d / "metrics.json").write_text(json.dumps(metrics))
+    (d / "params.yaml").write_text(yaml.safe_dump({"experiment": "e", "sweep": sweep}))
+    return d
+
+
+def test_depth_table_is_the_mean_over_seeds(tmp_path):
+    dirs = [fake_run(tmp_path, "wine", "cart", seed, {"max_depth": 4, "min_samples_leaf": 1}, {"max_depth": 4},
+                     {"accuracy": acc}, {"accuracy": 100.0})
+            for seed, acc in ((0, 90.0), (1, 94.0))]
+    dirs.append(fake_run(tmp_path, "wine", "co2_tree", 0, {"max_depth": 4}, {"max_depth": 4},
+                         {"accuracy": 97.0}, {"accuracy": 99.0}))
+    table = tables.nongreedy_fig2(tables.load_runs(dirs))
+    assert list(table.columns[:5]) == ["dataset", "method", "depth", "train_accuracy", "test_accuracy"]
+    cart = table[table["method"] == "cart"].iloc[0]
+    assert (cart["depth"], cart["test_accuracy"], cart["n_seeds"]) == (4, 92.0, 2)
+    assert cart["test_accuracy_std"] == pytest.approx(np.std([90.0, 94.0], ddof=1))
+    assert len(table) == 2  # a new method is one more row, nothing else to change
+
+
+def test_forest_table_puts_the_paper_number_beside_ours(tmp_path):
+    dirs = [fake_run(tmp_path, ds, "rf", 0, {"n_estimators": n}, {"n_estimators": n}, {"error": e},
+                     tree={"n_leaves": 50.0, "n_trees": n})
+            for ds, n, e in (("letter", 10, 6.9), ("letter", 30, 4.8), ("digits", 10, 7.0))]
+    table = tables.co2_table1(tables.load_runs(dirs))
+    assert list(table.columns[:5]) == ["dataset", "method", "n_trees", "test_error", "paper_value"]
+    by_key = table.set_index(["dataset", "n_trees"])
+    assert by_key.loc[("letter", 10), "paper_value"] == 6.6
+    assert by_key.loc[("letter", 30), "paper_value"] == 4.7
+    assert np.isnan(by_key.loc[("digits", 10), "paper_value"])
+
+
+def test_paper_names_ignore_spelling_but_not_stand_ins():
+    assert paper_key("Connect-4") == paper_key("connect4") == "connect4"
+    assert co2_table1("connect4", "co2_forest", 1000) == 14.7
+    assert co2_table1("fashion_mnist", "rf", 10) is None
+    assert co2_table1("connect4", "oc1_forest", 10) is None  # N/A in the paper
+
+
+def test_size_curve_counts_all_leaves_and_keeps_configurations_apart(tmp_path):
+    dirs = [fake_run(tmp_path, "synth", "gbdt", 0, {}, {"max_leaf_nodes": leaves, "n_estimators": n},
+                     {"rmse": 1.0 / n}, tree={"n_leaves": float(leaves), "n_trees": n})
+            for leaves in (4, 16) for n in (10, 30)]
+    table = tables.size_curve(tables.load_runs(dirs))
+    assert set(table["variant"]) == {"max_leaf_nodes=4", "max_leaf_nodes=16"}
+    assert sorted(table["n_leaves"]) == [40, 120, 160, 480]
+    assert "test_error" not in table  # regression only: no empty classification column
+
+
+def test_figures_stamp_provenance_and_draw_a_line_per_method(tmp_path):
+    table = pd.DataFrame({"dataset": "letter", "method": ["rf", "rf", "co2_forest", "co2_forest"],
+                          "n_trees": [10, 30, 10, 30], "test_error": [7.0, 5.0, 3.5, 2.5],
+                          "paper_value": [6.6, 4.7, 3.2, 2.3], "test_error_std": np.nan, "n_seeds": 2})
+    fig = curves.error_vs_trees(table, "letter", "paper")
+    stamp = " ".join(t.get_text() for t in fig.texts)
+    assert "letter" in stamp and "profile: paper" in stamp and "seeds: 2" in stamp
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert set(labels) == {"Random Forest", "CO2 Forest", "Random Forest (paper)", "CO2 Forest (paper)"}
+    csv = tmp_path / "co2_table1.csv"
+    table.to_csv(csv, index=False)
+    render_figure("co2_fig2", csv, tmp_path / "figures", datasets=["letter"], profile="paper")
+    for ext in ("png", "pdf"):
+        assert (tmp_path / "figures" / f"co2_fig2_letter.{ext}").stat().st_size > 1000
+
+
+def test_best_variants_keeps_the_best_peaks():
+    rows = pd.DataFrame({"method": "gbdt", "variant": ["a", "a", "b", "b", "c", "c"],
+                         "test_rmse": [1.0, 0.5, 0.9, 0.8, 0.3, 2.0]})
+    kept = curves.best_variants(rows, "test_rmse", k=2)
+    assert set(kept["variant"]) == {"a", "c"}

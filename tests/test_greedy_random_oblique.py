@@ -1,0 +1,60 @@
+"""Random oblique trees."""
+
+import numpy as np
+import pytest
+
+from treeopt.greedy._criteria import best_axis_split, entropy, information_gain
+from treeopt.greedy._grow import route_right
+from treeopt.greedy.random_oblique import RandomObliqueSplitFinder, RandomObliqueTreeClassifier
+
+
+def _data(n=500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) * np.array([1.0, 100.0, 0.01, 1.0])  # very different feature scales
+    y = (X[:, 0] - X[:, 1] / 100 + X[:, 2] * 100 > 0).astype(np.int64)
+    y[X[:, 3] > 1.0] = 2
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_root_split_at_least_as_good_as_best_axis_split(seed):
+    X, y = _data(seed=seed)
+    finder = RandomObliqueSplitFinder(3, n_hyperplanes=20, n_features_split=4, min_samples_leaf=1)
+    split = finder(X, y, np.random.default_rng(seed), 0)
+    _, _, axis_gain = best_axis_split(X, y, 3, np.arange(4), 1)
+    assert information_gain(y, route_right(X, split), 3) >= axis_gain - 1e-12
+
+
+def test_random_hyperplanes_beat_axis_splits_on_oblique_boundary():
+    # directions are drawn in standardised units, so the badly scaled features still get useful mixtures
+    X, y = _data(n=800)
+    y = np.minimum(y, 1)
+    finder = RandomObliqueSplitFinder(2, n_hyperplanes=200, n_features_split=4, min_samples_leaf=1)
+    split = finder(X, y, np.random.default_rng(0), 0)
+    _, _, axis_gain = best_axis_split(X, y, 2, np.arange(4), 1)
+    assert split.feature == -1
+    assert information_gain(y, route_right(X, split), 2) > axis_gain + 0.1 * entropy(np.bincount(y))
+
+
+def test_tree_is_pure_seeded_and_depth_limited():
+    X, y = _data(n=300, seed=1)
+    a = RandomObliqueTreeClassifier(n_hyperplanes=10, random_state=0).fit(X, y)
+    b = RandomObliqueTreeClassifier(n_hyperplanes=10, random_state=0).fit(X, y)
+    c = RandomObliqueTreeClassifier(n_hyperplanes=10, random_state=1).fit(X, y)
+    assert np.array_equal(a.predict(X), y)
+    assert np.array_equal(a.tree_.bias, b.tree_.bias)
+    assert not (a.tree_.n_nodes == c.tree_.n_nodes and np.array_equal(a.tree_.bias, c.tree_.bias))
+    assert a.n_oblique_splits_ + a.n_axis_splits_ == a.tree_.internal.size
+    shallow = RandomObliqueTreeClassifier(n_hyperplanes=10, max_depth=2, random_state=0).fit(X, y)
+    assert shallow.tree_.max_depth <= 2
+    proba = shallow.predict_proba(X)
+    assert np.allclose(proba.sum(axis=1), 1.0) and proba.shape == (300, 3)
+
+
+def test_constant_node_features_give_zero_weight():
+    X, y = _data(n=200, seed=2)
+    X[:, 3] = 5.0  # constant: its direction component must be 0, not a division by zero
+    y = np.minimum(y, 1)
+    tree = RandomObliqueTreeClassifier(n_hyperplanes=30, random_state=0).fit(X, y).tree_
+    assert np.all(np.isfinite(tree.W.data))
+    assert tree.dense_weights()[:, 3].max() == 0.0

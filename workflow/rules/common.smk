@@ -1,0 +1,61 @@
+# Config validation and the run plan. All path logic lives in treeopt.experiments.plan (tested in Python);
+# the rules below only look files up in PLAN.
+import os
+import re
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version, validate
+
+from treeopt.experiments.config import ConfigError, validate_config
+from treeopt.experiments.plan import FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
+from treeopt.experiments.reports import FIGURES
+
+min_version("8.0")
+
+# Our own check first: it names a misspelt key plainly ("unknown key 'profil' ... did you mean 'profile'?")
+# and also checks method, report and hyper-parameter names; then Snakemake's validate on the same schema.
+try:
+    validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+validate(config, "../schemas/config.schema.yaml")
+
+PLAN = build_plan(config)
+
+# Jobs inherit these: one job's numba/BLAS threads match its Snakemake `threads`, so two jobs on two cores do
+# not fight over them (numba's parallel kernels slow down badly when oversubscribed).
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(PLAN.n_jobs))
+
+
+def _alternatives(names):
+    """Wildcard regex matching exactly one of ``names`` (nothing when empty)."""
+    return "|".join(re.escape(n) for n in sorted(names)) or r"(?!x)x"
+
+
+def _report_availability():
+    """Say where each data set of the profile comes from, and which would be downloaded."""
+    try:
+        from treeopt.data import availability
+    except ImportError as exc:
+        print(f"treeopt: data availability unknown ({exc})", file=sys.stderr)
+        return
+    by_source = {}
+    for name in PLAN.datasets:
+        try:
+            source = availability(name, config)
+        except Exception as exc:  # a broken entry should not hide the others
+            source = f"error: {exc}"
+        by_source.setdefault(source, []).append(name)
+    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {PLAN.seeds}, "
+          f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
+          file=sys.stderr)
+    for source, names in sorted(by_source.items()):
+        label = "WOULD DOWNLOAD" if source == "download" else source
+        print(f"treeopt:   {label}: {', '.join(names)}", file=sys.stderr)
+
+
+if workflow.is_main_process:
+    _report_availability()

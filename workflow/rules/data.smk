@@ -1,0 +1,14 @@
+# One prepared split per data set and seed (treeopt.data decides what the seed changes for fixed splits).
+
+
+rule prepare_split:
+    output:
+        f"{PLAN.processed_dir}/{{dataset}}/split{{seed}}.npz",
+    params:
+        # a changed data set entry re-prepares its splits (Snakemake's params rerun trigger)
+        entry=lambda wc: config["datasets"][wc.dataset],
+    wildcard_constraints:
+        dataset=r"[^/]+",
+        seed=r"\d+",
+    script:
+        "../scripts/prepare_split.py"
