@@ -108,3 +108,15 @@ def test_make_estimator_resolves_powers_of_p_and_rejects_unknown_params():
         methods.make_estimator("cart", {"max_dept": 3}, seed=0)
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         methods.make_estimator("nope", {}, seed=0)
+
+
+def test_job_log_keeps_output_and_the_failure(tmp_path):
+    from treeopt.experiments.joblog import logged
+
+    log = tmp_path / "logs" / "job.log"
+    with pytest.raises(KeyError):
+        with logged([str(log)]):
+            print("loading split")
+            raise KeyError("missing array")
+    text = log.read_text()
+    assert "loading split" in text and "KeyError: 'missing array'" in text

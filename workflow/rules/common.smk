@@ -30,6 +30,9 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
     os.environ.setdefault(_var, str(PLAN.n_jobs))
 
 
+LOGS = "results/logs"
+
+
 def _alternatives(names):
     """Wildcard regex matching exactly one of ``names`` (nothing when empty)."""
     return "|".join(re.escape(n) for n in sorted(names)) or r"(?!x)x"
@@ -49,7 +52,8 @@ def _report_availability():
         except Exception as exc:  # a broken entry should not hide the others
             source = f"error: {exc}"
         by_source.setdefault(source, []).append(name)
-    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {PLAN.seeds}, "
+    seeds = sorted({final.seed for final in PLAN.finals.values()})
+    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {seeds}, "
           f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
           file=sys.stderr)
     for source, names in sorted(by_source.items()):
@@ -59,3 +63,29 @@ def _report_availability():
 
 if workflow.is_main_process:
     _report_availability()
+
+
+# ---- lookups used by the rules -------------------------------------------------------------------------
+def split_of(wc):
+    return PLAN.split_path(wc.dataset, wc.seed)
+
+
+def selection_path(wc):
+    return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.experiment}/{wc.point}/seed{wc.seed}.yaml"
+
+
+def selection_of(wc):
+    return PLAN.lookup("selection", selection_path(wc))
+
+
+def final_of(wc):
+    return PLAN.lookup("final", f"{RUNS_DIR}/{wc.dataset}/{wc.method}/{FINAL_PREFIX}{wc.final}/seed{wc.seed}")
+
+
+def final_inputs(wc):
+    """The split, and the selection file when the final run has something chosen for it."""
+    final = final_of(wc)
+    inputs = {"split": split_of(wc)}
+    if final.selection is not None:
+        inputs["selection"] = final.selection.path
+    return inputs

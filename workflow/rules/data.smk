@@ -7,6 +7,8 @@ rule prepare_split:
     params:
         # a changed data set entry re-prepares its splits (Snakemake's params rerun trigger)
         entry=lambda wc: config["datasets"][wc.dataset],
+    log:
+        f"{LOGS}/prepare_split/{{dataset}}/split{{seed}}.log",
     wildcard_constraints:
         dataset=r"[^/]+",
         seed=r"\d+",

@@ -10,6 +10,8 @@ rule table:
         f"{TABLES_DIR}/{{table}}.csv",
     wildcard_constraints:
         table=_alternatives(PLAN.table_runs),
+    log:
+        f"{LOGS}/tables/{{table}}.log",
     script:
         "../scripts/table.py"
 
@@ -25,6 +27,8 @@ rule figure_per_dataset:
         dataset=_alternatives(PLAN.datasets),
     params:
         profile=PLAN.profile,
+    log:
+        f"{LOGS}/figures/{{figure}}_{{dataset}}.log",
     script:
         "../scripts/figure.py"
 
@@ -39,5 +43,7 @@ rule figure_whole:
         figure=_alternatives(_WHOLE),
     params:
         profile=PLAN.profile,
+    log:
+        f"{LOGS}/figures/{{figure}}.log",
     script:
         "../scripts/figure.py"

@@ -1,14 +1,16 @@
 """Snakemake wrapper: a final run - the selected parameters (or the only ones) refit and tested."""
+from treeopt.experiments.joblog import logged
 from treeopt.experiments.runner import run
 from treeopt.experiments.selection import final_params, read_selection
 
 sm = snakemake  # noqa: F821
-if sm.params.fixed is None:
-    params, provenance = final_params(read_selection(sm.input.selection), sm.params.point), sm.input.selection
-else:
-    params, provenance = sm.params.fixed, None
-run(sm.output.run, dataset=sm.wildcards.dataset, method=sm.wildcards.method, params=params,
-    seed=int(sm.wildcards.seed), split_path=sm.input.split, fit_on="trainval" if sm.params.refit else "train",
-    n_jobs=sm.threads, save_model=sm.params.save_model,
-    provenance={"role": "final", "experiment": sm.params.experiment, "sweep": sm.params.point,
-                "selection": provenance})
+with logged(sm.log):
+    if sm.params.fixed is None:
+        params, selection = final_params(read_selection(sm.input.selection), sm.params.point), sm.input.selection
+    else:
+        params, selection = sm.params.fixed, None
+    run(sm.output.run, dataset=sm.wildcards.dataset, method=sm.wildcards.method, params=params,
+        seed=int(sm.wildcards.seed), split_path=sm.input.split, fit_on="trainval" if sm.params.refit else "train",
+        n_jobs=sm.threads, save_model=sm.params.save_model,
+        provenance={"role": "final", "experiment": sm.params.experiment, "sweep": sm.params.point,
+                    "selection": selection})

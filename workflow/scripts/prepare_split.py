@@ -2,7 +2,10 @@
 from pathlib import Path
 
 from treeopt.data import prepare_split
+from treeopt.experiments.joblog import logged
 
-written = prepare_split(snakemake.wildcards.dataset, snakemake.config, int(snakemake.wildcards.seed))  # noqa: F821
-if Path(written).resolve() != Path(snakemake.output[0]).resolve():  # noqa: F821
-    raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {snakemake.output[0]}")  # noqa: F821
+sm = snakemake  # noqa: F821
+with logged(sm.log):
+    written = prepare_split(sm.wildcards.dataset, sm.config, int(sm.wildcards.seed))
+    if Path(written).resolve() != Path(sm.output[0]).resolve():
+        raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {sm.output[0]}")

@@ -1,7 +1,9 @@
 """Snakemake wrapper: choose the best candidate on the validation set."""
+from treeopt.experiments.joblog import logged
 from treeopt.experiments.selection import select_runs
 
 sm = snakemake  # noqa: F821
-select_runs(list(sm.input.runs), sm.params.metric, sm.output[0],
-            info={"experiment": sm.wildcards.experiment, "dataset": sm.wildcards.dataset,
-                  "method": sm.wildcards.method, "seed": int(sm.wildcards.seed), "at": sm.params.at})
+with logged(sm.log):
+    select_runs(list(sm.input.runs), sm.params.metric, sm.output[0],
+                info={"experiment": sm.wildcards.experiment, "dataset": sm.wildcards.dataset,
+                      "method": sm.wildcards.method, "seed": int(sm.wildcards.seed), "at": sm.params.at})

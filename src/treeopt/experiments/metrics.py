@@ -10,9 +10,6 @@ import numpy as np
 
 from ..trees import Tree
 
-TREE_STAT_KEYS = ("depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
-                  "path_length_min", "path_length_max", "inference_ops")
-
 
 def task_metrics(task, y_true, y_pred):
     """Classification: ``error`` and ``accuracy`` in percent; regression: ``rmse``. Empty dict for no data."""

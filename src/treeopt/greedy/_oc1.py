@@ -77,7 +77,7 @@ def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
     if n_ev == 0:
         return 0.0, -np.inf
     U = U[:n_ev]
-    order = np.argsort(U, kind="mergesort")
+    order = np.argsort(U, kind="quicksort")
     left = total - right
     n_right = right.sum()
     s_left = 0.0
@@ -136,7 +136,7 @@ def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
 def _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z):
     """Best ``b`` for fixed ``w`` (exhaustive over thresholds of ``z = X w``); returns (b, gain)."""
     project_into(X, w, z)
-    order = np.argsort(z, kind="mergesort")
+    order = np.argsort(z, kind="quicksort")
     return _sweep_sorted(z[order], y[order], k, min_samples_leaf, total, xlogx)
 
 

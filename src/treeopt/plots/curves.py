@@ -4,9 +4,9 @@ Each function takes the table, a data set (or None for a multi-panel figure) and
 returns a matplotlib Figure; ``treeopt.plots.render`` saves it. Lines are whatever methods the table holds.
 """
 
-from matplotlib.ticker import ScalarFormatter
+from matplotlib.ticker import FuncFormatter
 
-from .style import method_colour, method_label, new_figure, stamp
+from .style import method_colour, method_label, new_figure, stamp, variant_label
 
 
 def _n_seeds(rows):
@@ -19,7 +19,7 @@ _STYLES = ("-", "--", ":", "-.")
 def _log_x(ax):
     """Log-scaled x axis labelled 1, 10, 100 rather than 10^0, 10^1, 10^2."""
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.grid(alpha=0.3, which="both")
 
 
@@ -31,9 +31,10 @@ def _lines(ax, rows, x, y, *, marker="o"):
         for j, (variant, sub) in enumerate(variants):
             sub = sub.sort_values(x)
             err = sub.get(f"{y}_std")
+            label = method_label(method) + (f" {variant_label(method, variant)}" if variant else "")
             ax.errorbar(sub[x], sub[y], yerr=None if err is None or err.isna().all() else err.fillna(0),
                         color=method_colour(method), linestyle=_STYLES[j % len(_STYLES)], marker=marker,
-                        markersize=4, capsize=2, label=method_label(method) + (f" ({variant})" if variant else ""))
+                        markersize=4, capsize=2, label=label)
 
 
 def accuracy_vs_depth(table, dataset, profile):

@@ -24,6 +24,16 @@ def method_label(method):
     return METHOD_LABELS.get(method, method)
 
 
+def variant_label(method, variant):
+    """Short name of a configuration; GBDT as in the RGF paper's legends ('gb8:s=0.1')."""
+    if not variant:
+        return ""
+    pairs = dict(p.split("=", 1) for p in variant.split(",") if "=" in p)
+    if method.startswith("gbdt") and set(pairs) <= {"max_leaf_nodes", "learning_rate"}:
+        return f"gb{pairs.get('max_leaf_nodes', '?')}:s={pairs.get('learning_rate', '0.1')}"
+    return variant
+
+
 def method_colour(method):
     """Fixed colour per method (the same in every figure); unregistered names get one from their letters."""
     return _COLOURS.get(method, f"C{5 + sum(method.encode()) % 5}")
