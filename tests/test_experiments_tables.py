@@ -89,3 +89,29 @@ def test_best_variants_keeps_the_best_peaks():
                          "test_rmse": [1.0, 0.5, 0.9, 0.8, 0.3, 2.0]})
     kept = curves.best_variants(rows, "test_rmse", k=2)
     assert set(kept["variant"]) == {"a", "c"}
+
+
+def fake_val_run(root, method, seed, params, train_error, val_error):
+    d = fake_run(root, "digits", method, seed, params, params, {"error": 0.0}, {"error": train_error})
+    metrics = json.loads((d / "metrics.json").read_text())
+    metrics["val"] = {"error": val_error}
+    (d / "metrics.json").write_text(json.dumps(metrics))
+    return d
+
+
+def test_co2_fig1_keeps_the_baseline_without_nu_and_separates_nu(tmp_path):
+    dirs = [fake_val_run(tmp_path, "cart", 0, {"max_depth": 4}, 10.0, 20.0),
+            fake_val_run(tmp_path, "co2_tree", 0, {"max_depth": 4, "nu": 1}, 8.0, 15.0),
+            fake_val_run(tmp_path, "co2_tree", 1, {"max_depth": 4, "nu": 1}, 6.0, 17.0),
+            fake_val_run(tmp_path, "co2_tree", 0, {"max_depth": 4, "nu": 10}, 5.0, 12.0)]
+    table = tables.co2_fig1(tables.load_runs(dirs))
+    assert list(table.columns[:6]) == ["dataset", "method", "nu", "depth", "train_error", "val_error"]
+    assert len(table) == 3
+    base = table[table["method"] == "cart"].iloc[0]
+    assert np.isnan(base["nu"]) and base["val_error"] == 20.0
+    nu1 = table[table["nu"] == 1].iloc[0]
+    assert (nu1["train_error"], nu1["val_error"], nu1["n_seeds"]) == (7.0, 16.0, 2)
+    fig = curves.error_vs_depth_by_nu(table, "digits", "default")
+    labels = [line.get_label() for line in fig.axes[1].get_lines()]
+    assert labels == ["axis-aligned", "CO2, nu=1", "CO2, nu=10"]
+    assert fig.axes[1].get_lines()[0].get_linestyle() == "--"

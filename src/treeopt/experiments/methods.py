@@ -122,3 +122,8 @@ register("gbdt", "sklearn.ensemble:GradientBoostingRegressor", "regression", kin
          fixed={"max_depth": None})
 register("gbdt_clf", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
          fixed={"max_depth": None})
+register("random_oblique_tree", "treeopt.greedy:RandomObliqueTreeClassifier", "classification")
+register("oc1_tree", "treeopt.greedy:OC1TreeClassifier", "classification")
+register("oc1_forest", "treeopt.forest:OC1ForestClassifier", "classification", kind="forest")
+register("co2_tree", "treeopt.greedy:CO2TreeClassifier", "classification")
+register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest")

@@ -64,11 +64,13 @@ def table_of(report):
 # ---- tables -------------------------------------------------------------------------------------------
 register_table("nongreedy_fig2", "treeopt.experiments.tables:nongreedy_fig2")
 register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
+register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_table(_name, "treeopt.experiments.tables:size_curve")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
 register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
+register_figure("co2_fig1", "co2_fig1", "treeopt.plots.curves:error_vs_depth_by_nu")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_figure(_name, _name, "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)

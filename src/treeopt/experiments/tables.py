@@ -65,7 +65,8 @@ def aggregate(runs, setting, values, keys=KEYS):
     missing = [v for v in values if v not in runs]
     if missing:
         raise ValueError(f"runs lack {', '.join(missing)} (wrong task for this table?)")
-    grouped = runs.groupby([*keys, setting], sort=True)
+    # dropna=False keeps rows whose key is empty, e.g. the baseline's ``nu`` in co2_fig1
+    grouped = runs.groupby([*keys, setting], sort=True, dropna=False)
     table = grouped[list(values)].mean()
     std = grouped[list(values)].std(ddof=1).add_suffix("_std")
     table = table.join(std)
@@ -87,6 +88,13 @@ def co2_table1(runs):
     table.insert(4, "paper_value", [paper_values.co2_table1(d, m, n) for d, m, n in
                                     zip(table["dataset"], table["method"], table["n_trees"])])
     return table
+
+
+def co2_fig1(runs):
+    """CO2 paper Fig. 1: training and validation error (%) of single trees against the depth limit, one
+    curve per norm bound ``nu`` (eq. (9)); baselines without ``nu`` (axis-aligned trees) have it empty."""
+    runs = runs.assign(depth=param_column(runs, "max_depth"), nu=param_column(runs, "nu"))
+    return aggregate(runs, "depth", ["train_error", "val_error"], keys=("dataset", "method", "nu"))
 
 
 # Sweep parameters that set a model's size: they move a point along a curve rather than start a new curve.

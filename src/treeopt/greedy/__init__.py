@@ -1,5 +1,8 @@
 """Greedy top-down tree learners: axis-aligned, random oblique, OC1, CO2."""
 
 from .axis import AxisAlignedTreeClassifier
+from .co2 import CO2TreeClassifier
+from .oc1 import OC1TreeClassifier
+from .random_oblique import RandomObliqueTreeClassifier
 
-__all__ = ["AxisAlignedTreeClassifier"]
+__all__ = ["AxisAlignedTreeClassifier", "CO2TreeClassifier", "OC1TreeClassifier", "RandomObliqueTreeClassifier"]

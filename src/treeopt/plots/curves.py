@@ -71,6 +71,28 @@ def error_vs_trees(table, dataset, profile):
     return fig
 
 
+def error_vs_depth_by_nu(table, dataset, profile):
+    """CO2 paper Fig. 1: training and validation error against depth, one line per nu for CO2 trees and
+    the axis-aligned baseline dashed."""
+    rows = table[table["dataset"] == dataset]
+    fig, (ax_train, ax_val) = new_figure(2)
+    for (method, nu), sub in rows.groupby(["method", "nu"], sort=True, dropna=False):
+        sub = sub.sort_values("depth")
+        baseline = nu != nu  # NaN: a method without a norm bound
+        label = method_label(method) + ("" if baseline else f", nu={nu:g}")
+        style = dict(color="k", linestyle="--", marker=None) if baseline else dict(marker="o", markersize=3)
+        for ax, y in ((ax_train, "train_error"), (ax_val, "val_error")):
+            ax.plot(sub["depth"], sub[y], label=label, **style)
+    for ax, title in ((ax_train, "training"), (ax_val, "validation")):
+        ax.set_title(f"{dataset} - {title}")
+        ax.set_xlabel("depth")
+        ax.set_ylabel("error (%)")
+        ax.grid(alpha=0.3)
+    ax_val.legend(fontsize=7)
+    stamp(fig, dataset=dataset, profile=profile, n_seeds=_n_seeds(rows))
+    return fig
+
+
 def best_variants(rows, y, k=3):
     """The ``k`` configurations per method with the lowest best value of ``y`` (the RGF paper shows "a few
     best-performing configurations (measured by the peak performances)" of GBDT)."""

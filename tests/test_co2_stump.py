@@ -1,0 +1,169 @@
+"""CO2 stumps: the bound eq. (5), the constraint eq. (9) and the CCCP/SGD optimiser of Alg. 1."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from treeopt.greedy._criteria import best_axis_split, class_counts, entropy, information_gain
+from treeopt.greedy.co2 import (
+    _log_losses,
+    leaf_log_frequencies,
+    optimize_co2_stump,
+    stump_loss,
+    stump_surrogate,
+)
+
+finite = st.floats(-5, 5, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def stumps(draw, max_n=30, max_p=4):
+    """Random data, labels, split (w, b) and leaf log-probabilities theta."""
+    n = draw(st.integers(1, max_n))
+    p = draw(st.integers(1, max_p))
+    k = draw(st.integers(2, 4))
+    X = draw(arrays(np.float64, (n, p), elements=finite))
+    y = draw(arrays(np.int64, n, elements=st.integers(0, k - 1)))
+    w = draw(arrays(np.float64, p, elements=finite))
+    b = draw(finite)
+    theta = draw(arrays(np.float64, (2, k), elements=finite))
+    return X, y, w, b, theta
+
+
+@settings(max_examples=300, deadline=None)
+@given(stumps())
+def test_surrogate_upper_bounds_the_stump_loss(s):
+    """Eq. (5): max(-z + l0, z + l1) - |z| >= 1(z < 0) l0 + 1(z >= 0) l1 for every point."""
+    X, y, w, b, theta = s
+    loss = stump_loss(X, y, w, b, theta)
+    bound = stump_surrogate(X, y, w, b, theta)
+    assert np.all(loss >= 0)  # the log loss eq. (3) is non-negative
+    assert np.all(bound >= loss - 1e-9 * (1 + np.abs(loss)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(stumps(), st.floats(1.0, 50.0))
+def test_surrogate_tightens_as_the_norm_grows(s, a):
+    """Eq. (8): scaling [w, b] by a > 1 never loosens the bound, and it is exact once |z| >= |l0 - l1| / 2."""
+    X, y, w, b, theta = s
+    loss = stump_loss(X, y, w, b, theta)
+    bound = stump_surrogate(X, y, w, b, theta)
+    scaled = stump_surrogate(X, y, a * w, a * b, theta)
+    assert np.all(scaled <= bound + 1e-9 * (1 + np.abs(bound)))
+    z = X @ w - b
+    losses = _log_losses(y, theta)
+    outside_margin = np.abs(z) >= 0.5 * np.abs(losses[:, 0] - losses[:, 1])
+    assert np.allclose(bound[outside_margin], loss[outside_margin], rtol=1e-9, atol=1e-9)
+
+
+def test_leaf_log_frequencies_minimise_eq2_and_give_information_gain():
+    """Sec. 4: for a fixed split, the empirical leaf log-probabilities minimise eq. (2), whose value is
+    n (H(parent) - information gain)."""
+    rng = np.random.default_rng(0)
+    n, k = 400, 3
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, k, n)
+    w, b = np.array([1.0, 0.5]), 0.1
+    right = X @ w - b >= 0
+    theta = leaf_log_frequencies(y, right, k, smoothing=0.0)
+    assert np.isfinite(theta).all()  # every class occurs on both sides here
+    mean_loss = stump_loss(X, y, w, b, theta).mean()
+    assert mean_loss == pytest.approx(entropy(class_counts(y, k)) - information_gain(y, right, k), rel=1e-12)
+    for _ in range(20):
+        other = theta + rng.normal(scale=0.3, size=theta.shape)
+        assert stump_loss(X, y, w, b, other).mean() > mean_loss
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 50.0), st.floats(0.01, 1.0), st.integers(0, 2**31), st.integers(2, 150))
+def test_projection_keeps_the_norm_bound_after_every_step(nu, eta, seed, n):
+    """Eq. (9): ||[w, b]||^2 <= nu after every projected step, starting far outside the ball."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(scale=3.0, size=(n, 3))
+    y = rng.integers(0, 3, n)
+    w0, b0 = rng.normal(size=3) * 10 * math.sqrt(nu), 5.0 * math.sqrt(nu)
+    theta = rng.normal(size=(2, 3))
+    stump = optimize_co2_stump(X, y, w0, b0, theta, nu=nu, learning_rate=eta, batch_size=16, max_epochs=8,
+                               n_iter_no_change=100, seed=seed)
+    final = stump.weights @ stump.weights + stump.bias ** 2
+    assert stump.max_norm2 <= nu * (1 + 1e-12)
+    assert final <= nu * (1 + 1e-12)
+    assert stump.n_epochs == 8
+
+
+def test_tracked_surrogate_is_eq10_when_parameters_stay_put():
+    """With a zero step the kernel's per-epoch surrogate equals the mean of eq. (10) at the start."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(250, 4))
+    y = rng.integers(0, 3, 250)
+    w, b = rng.normal(size=4), 0.2
+    theta = rng.normal(size=(2, 3))
+    stump = optimize_co2_stump(X, y, w, b, theta, nu=100.0, learning_rate=0.0, max_epochs=3,
+                               n_iter_no_change=100)
+    expected = stump_surrogate(X, y, w, b, theta).mean()
+    assert np.allclose(stump.surrogate, expected, rtol=1e-12)
+    assert np.array_equal(stump.weights, w) and stump.bias == b
+
+
+def _diagonal_problem(n=1500, seed=0):
+    """Two classes split by the diagonal x0 = x1: no axis split comes close."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, (X[:, 0] - X[:, 1] >= 0).astype(np.int64)
+
+
+def _axis_init(X, y, nu):
+    f, thr, gain = best_axis_split(X, y, 2, np.arange(X.shape[1]), 1)
+    w = np.zeros(X.shape[1])
+    w[f] = 1.0
+    scale = math.sqrt(nu / (1 + thr * thr))
+    return w * scale, thr * scale, leaf_log_frequencies(y, X[:, f] >= thr, 2), gain, X[:, f] >= thr
+
+
+@pytest.mark.parametrize("nu", [1.0, 4.0, 10.0])
+def test_co2_stump_finds_the_oblique_split_the_axis_split_misses(nu):
+    X, y = _diagonal_problem()
+    w0, b0, theta0, axis_gain, axis_right = _axis_init(X, y, nu)
+    stump = optimize_co2_stump(X, y, w0, b0, theta0, nu=nu, learning_rate=0.01, max_epochs=100, seed=3)
+    right = X @ stump.weights - stump.bias >= 0
+    h = entropy(class_counts(y, 2))
+    assert axis_gain < 0.3 * h and (axis_right == y).mean() < 0.8
+    assert information_gain(y, right, 2) > 0.8 * h
+    assert (right == y).mean() > 0.97
+    assert stump.surrogate[-1] < stump.surrogate[0]  # the optimiser descends the bound
+
+
+def test_stump_optimiser_is_seeded():
+    X, y = _diagonal_problem(n=600)
+    w0, b0, theta0, _, _ = _axis_init(X, y, 4.0)
+    run = lambda seed: optimize_co2_stump(X, y, w0, b0, theta0, nu=4.0, max_epochs=5, n_iter_no_change=100,
+                                          seed=seed)
+    a, b, c = run(11), run(11), run(12)
+    assert np.array_equal(a.weights, b.weights) and a.bias == b.bias and np.array_equal(a.theta, b.theta)
+    assert not np.array_equal(a.weights, c.weights)  # a different shuffle changes the mini-batches
+
+
+def test_learning_rate_is_reduced_when_the_surrogate_oscillates():
+    """A rate far too large makes the tracked surrogate rise; the rule halves the rate after `patience` rises."""
+    X, y = _diagonal_problem(n=800, seed=2)
+    w0, b0, theta0, _, _ = _axis_init(X, y, 10.0)
+    stump = optimize_co2_stump(X, y, w0, b0, theta0, nu=10.0, learning_rate=5.0, max_epochs=40,
+                               n_iter_no_change=100, patience=2)
+    rises = int(np.sum(np.diff(stump.surrogate) > 0))
+    assert rises >= 2
+    assert stump.learning_rate <= 5.0 * 0.5 ** (rises // 2) * (1 + 1e-12)
+    calm = optimize_co2_stump(X, y, w0, b0, theta0, nu=10.0, learning_rate=5.0, max_epochs=40,
+                              n_iter_no_change=100, patience=10**6)
+    assert calm.learning_rate == 5.0
+
+
+def test_optimiser_rejects_inconsistent_inputs():
+    X = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="shapes"):
+        optimize_co2_stump(X, np.zeros(5, dtype=int), np.zeros(3), 0.0, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="theta"):
+        optimize_co2_stump(X, np.array([0, 1, 2, 0, 1]), np.zeros(2), 0.0, np.zeros((2, 2)))

@@ -1,0 +1,162 @@
+"""CO2 trees and CO2 Forest: growth, seeding, routing, scikit-learn conventions and errors."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from treeopt.forest.co2 import CO2ForestClassifier
+from treeopt.greedy._criteria import best_sampled_axis_split, information_gain
+from treeopt.greedy._grow import route_right
+from treeopt.greedy.axis import AxisAlignedTreeClassifier
+from treeopt.greedy.co2 import CO2SplitFinder, CO2TreeClassifier
+
+FAST = dict(max_epochs=10)
+
+
+def _rotated(n=800, seed=0, p=3):
+    """Classes split by the oblique plane x0 + 0.8 x1 >= 0.1 (plus irrelevant features)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    return X, (X[:, 0] + 0.8 * X[:, 1] >= 0.1).astype(np.int64)
+
+
+def _three_classes(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.digitize(X[:, 0] - X[:, 2] + 0.3 * rng.normal(size=n), [-0.7, 0.7])
+    return X, np.array(["lo", "mid", "hi"])[y]
+
+
+def _finder(**kw):
+    params = dict(n_features_split=1, nu=4.0, learning_rate=0.01, momentum=0.9, batch_size=100, max_epochs=30,
+                  tau=1, tol=1e-3, n_iter_no_change=5, min_samples_leaf=1)
+    params.update(kw)
+    return CO2SplitFinder(2, **params)
+
+
+def _sum_of_four(n, seed):
+    """y = 1 iff x0 + x1 + x2 + x3 >= 0 among 8 features: axis trees need a staircase of splits."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 8))
+    return X, (X[:, :4].sum(axis=1) >= 0).astype(np.int64)
+
+
+def test_co2_tree_is_smaller_and_more_accurate_than_axis_trees_on_an_oblique_boundary():
+    X, y = _sum_of_four(1000, 0)
+    X_test, y_test = _sum_of_four(3000, 1)
+    co2 = CO2TreeClassifier(nu=4.0, random_state=0).fit(X, y)
+    axis_q = AxisAlignedTreeClassifier(max_features="sqrt", random_state=0).fit(X, y)  # same q as co2
+    axis_all = AxisAlignedTreeClassifier(random_state=0).fit(X, y)
+    assert co2.score(X, y) == 1.0  # grown to purity
+    assert co2.tree_.stats()["n_leaves"] * 2 < axis_q.tree_.stats()["n_leaves"]
+    assert co2.score(X_test, y_test) > max(axis_q.score(X_test, y_test), axis_all.score(X_test, y_test)) + 0.03
+    assert co2.tree_.feature[0] == -1  # the root split is oblique
+    assert co2.n_oblique_splits_ + co2.n_axis_splits_ == co2.tree_.stats()["n_internal"]
+
+
+@pytest.mark.parametrize("standardize_nodes", [False, True])
+def test_split_finder_returns_a_valid_split_in_input_coordinates(standardize_nodes):
+    """The returned split routes the node's points exactly as scored; it is oblique with positive gain,
+    or else the initial axis split (also after mapping back from node coordinates)."""
+    rng = np.random.default_rng(4)
+    X, y = _rotated(n=400, seed=2)
+    X = X * np.array([50.0, 0.02, 3.0]) + np.array([100.0, -5.0, 0.0])  # badly scaled features
+    finder = _finder(standardize_nodes=standardize_nodes, min_samples_leaf=3)
+    for seed in range(5):
+        f, thr, axis_gain = best_sampled_axis_split(X, y, 2, 1, 3, np.random.default_rng(seed))
+        split = finder(X, y, np.random.default_rng(seed), 0)
+        right = route_right(X, split)
+        assert 3 <= right.sum() <= y.size - 3
+        if split.feature >= 0:
+            assert (split.feature, split.bias) == (f, thr)
+        else:
+            assert information_gain(y, right, 2) > 0
+    assert finder.n_oblique + finder.n_axis == 5
+    if standardize_nodes:  # in node coordinates the bad scaling does not matter: the split is found
+        split = finder(X, y, rng, 0)
+        assert split.feature == -1 and information_gain(y, route_right(X, split), 2) > 0.5
+
+
+def test_compare_with_axis_never_keeps_a_worse_split():
+    X, y = _rotated(n=300, seed=5)
+    y = np.where(np.random.default_rng(0).random(300) < 0.3, 1 - y, y)  # label noise
+    finder = _finder(compare_with_axis=True, nu=0.5)
+    for seed in range(8):
+        _, _, axis_gain = best_sampled_axis_split(X, y, 2, 1, 1, np.random.default_rng(seed))
+        split = finder(X, y, np.random.default_rng(seed), 0)
+        assert information_gain(y, route_right(X, split), 2) >= axis_gain - 1e-12
+
+
+def test_training_points_reach_the_leaves_they_were_grown_in():
+    """Leaf ``n_samples`` recorded during growth equal the counts ``Tree.apply`` gives: fit-time and
+    predict-time routing of the oblique splits agree."""
+    X, y = _three_classes(n=400)
+    est = CO2TreeClassifier(nu=1.0, standardize_nodes=True, random_state=3, **FAST).fit(X, y)
+    tree = est.tree_
+    counts = np.bincount(tree.apply(X), minlength=tree.n_nodes)
+    assert np.array_equal(counts[tree.is_leaf], tree.n_samples[tree.is_leaf])
+    assert est.n_oblique_splits_ > 0
+
+
+def test_max_depth_and_min_samples_leaf_are_respected():
+    X, y = _three_classes()
+    est = CO2TreeClassifier(max_depth=3, min_samples_leaf=5, random_state=0, **FAST).fit(X, y)
+    assert est.tree_.max_depth <= 3
+    assert est.tree_.n_samples[est.tree_.is_leaf].min() >= 5
+
+
+def test_same_seed_same_tree_different_seed_different_tree():
+    X, y = _three_classes()
+    a, b, c = (CO2TreeClassifier(random_state=s, **FAST).fit(X, y) for s in (1, 1, 2))
+    assert a.tree_.n_nodes == b.tree_.n_nodes
+    assert (a.tree_.W != b.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, b.tree_.bias)
+    assert a.tree_.n_nodes != c.tree_.n_nodes or not np.array_equal(a.tree_.bias, c.tree_.bias)
+
+
+def test_same_seed_gives_an_identical_forest_with_any_number_of_threads():
+    X, y = _three_classes()
+    f = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=1, **FAST).fit(X, y)
+    g = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=2, **FAST).fit(X, y)
+    h = CO2ForestClassifier(n_estimators=4, random_state=8, n_jobs=2, **FAST).fit(X, y)
+    for a, b in zip(f.estimators_, g.estimators_):
+        assert a.tree_.n_nodes == b.tree_.n_nodes
+        assert (a.tree_.W != b.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, b.tree_.bias)
+    assert np.array_equal(f.predict_proba(X), g.predict_proba(X))
+    assert not np.array_equal(f.predict_proba(X), h.predict_proba(X))
+    assert all(isinstance(e, CO2TreeClassifier) and e.nu == f.nu for e in f.estimators_)
+
+
+def test_forest_beats_its_single_trees_on_held_out_data():
+    X, y = _three_classes(n=600, seed=1)
+    X_test, y_test = _three_classes(n=1000, seed=2)
+    forest = CO2ForestClassifier(n_estimators=15, nu=1.0, random_state=0, **FAST).fit(X, y)
+    single = np.mean([est.tree_.predict_proba(X_test).argmax(1) == np.searchsorted(forest.classes_, y_test)
+                      for est in forest.estimators_])
+    assert forest.score(X_test, y_test) > single + 0.03
+    assert forest.predict_proba(X_test).shape == (1000, 3)
+    assert np.allclose(forest.predict_proba(X_test).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("Est", [CO2TreeClassifier, CO2ForestClassifier])
+def test_errors_for_nan_one_class_wrong_width_and_bad_params(Est):
+    X, y = _three_classes(n=60)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Est(**FAST).fit(bad, y)
+    with pytest.raises(ValueError, match="class"):
+        Est(**FAST).fit(X, np.zeros(60))
+    with pytest.raises(ValueError, match="nu"):
+        Est(nu=0.0).fit(X, y)
+    est = Est(random_state=0, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :3])
+    inf = X.copy()
+    inf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.predict(inf)
+
+
+@parametrize_with_checks([CO2TreeClassifier(max_epochs=3), CO2ForestClassifier(n_estimators=3, max_epochs=3)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
