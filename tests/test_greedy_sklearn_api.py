@@ -1,14 +1,16 @@
-"""scikit-learn's estimator checks for the greedy oblique trees and the bagged forests."""
+"""scikit-learn's estimator checks for the greedy trees and the bagged forests."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from treeopt.forest.bagging import BaggedTreesClassifier
 from treeopt.forest.oc1 import OC1ForestClassifier
+from treeopt.greedy.axis import AxisAlignedTreeClassifier
 from treeopt.greedy.oc1 import OC1TreeClassifier
 from treeopt.greedy.random_oblique import RandomObliqueTreeClassifier
 
 
 @parametrize_with_checks([
+    AxisAlignedTreeClassifier(),
     RandomObliqueTreeClassifier(n_hyperplanes=3),
     OC1TreeClassifier(n_restarts=2, n_perturbations=1),
     BaggedTreesClassifier(RandomObliqueTreeClassifier(n_hyperplanes=3), n_estimators=3),

@@ -4,18 +4,15 @@ scikit-learn's CART with ``criterion="entropy"`` already grows these exactly; th
 exposes the result as a treeopt ``Tree`` so it can initialise TAO and the non-greedy learner.
 """
 
-from numbers import Integral, Real
-
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from ..base import encode_classes, validate_features, validate_training_data
+from ..base import encode_classes, validate_training_data
 from ..trees import Tree
+from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier
 
 
-class AxisAlignedTreeClassifier(ClassifierMixin, BaseEstimator):
+class AxisAlignedTreeClassifier(GreedyTreeClassifier):
     """Univariate decision tree by information gain (C4.5/CART-style greedy induction).
 
     Parameters
@@ -35,14 +32,7 @@ class AxisAlignedTreeClassifier(ClassifierMixin, BaseEstimator):
     classes_, n_features_in_
     """
 
-    _parameter_constraints = {
-        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
-        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
-        "max_features": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"),
-                         StrOptions({"sqrt", "log2"}), None],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints = {**GROWTH_CONSTRAINTS, "max_features": MAX_FEATURES_CONSTRAINT}
 
     def __init__(self, max_depth=None, min_samples_leaf=1, min_samples_split=2, max_features=None,
                  random_state=None):
@@ -62,15 +52,3 @@ class AxisAlignedTreeClassifier(ClassifierMixin, BaseEstimator):
                                       random_state=self.random_state).fit(X, y_enc)
         self.tree_ = Tree.from_sklearn(cart)
         return self
-
-    def predict_proba(self, X):
-        check_is_fitted(self)
-        return self.tree_.predict_proba(validate_features(self, X, reset=False))
-
-    def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[proba.argmax(axis=1)]
-
-    def apply(self, X):
-        check_is_fitted(self)
-        return self.tree_.apply(validate_features(self, X, reset=False))

@@ -6,6 +6,26 @@ minimises the continuous upper bound eq. (5)/(10) under the norm constraint eq. 
 ``||[w, b]||^2 <= nu``, by the convex-concave procedure with projected stochastic subgradient steps on
 eq. (11) (Alg. 1). The numba kernel is :func:`treeopt.greedy._co2_sgd.co2_stump_sgd`; this module holds
 the losses, the one-stump optimiser, the per-node split finder and the tree estimator.
+
+Choices the paper leaves open, fixed here (each measured on Letter's validation split):
+
+- Initial split: the best information-gain axis split over q random features (Sec. 5), scaled onto
+  the sphere ``||[w, b]||^2 = nu`` (same partition, tightest feasible bound by eq. (8)); theta = the
+  add-one-smoothed class log-frequencies of its two sides (exact log-frequencies are -inf for absent
+  classes).
+- Learning-rate rule ("reduce it when the surrogate oscillates"): the surrogate eq. (10) is tracked per
+  epoch; after ``OSCILLATION_PATIENCE`` epochs in which it rose, eta is halved.
+- Convergence ("while the surrogate has not converged"): at most ``max_epochs`` epochs; stop early when
+  the best epoch surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
+- Small nodes: an epoch over fewer than ``batch_size`` points is one full-batch step, so their cost is
+  tiny and no separate schedule is needed.
+- Acceptance: the optimised split is kept when both sides are non-empty (``min_samples_leaf``) and
+  its information gain is positive; otherwise (the stump collapsed onto one side, which happens at
+  deep nodes where a fixed ``nu`` makes the bound loose) the initial axis split is used so that growth
+  to purity continues. Requiring the gain to beat the axis split (``compare_with_axis``) is optional;
+  it made forests worse on validation data.
+- Leaves of the grown tree hold empirical class frequencies (pure when grown to purity), not the
+  stumps' theta, which only serve the optimisation.
 """
 
 from __future__ import annotations
