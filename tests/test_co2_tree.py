@@ -54,14 +54,14 @@ def test_co2_tree_is_smaller_and_more_accurate_than_axis_trees_on_an_oblique_bou
     assert co2.n_oblique_splits_ + co2.n_axis_splits_ == co2.tree_.stats()["n_internal"]
 
 
-@pytest.mark.parametrize("standardize_nodes", [False, True])
-def test_split_finder_returns_a_valid_split_in_input_coordinates(standardize_nodes):
+@pytest.mark.parametrize("standardize", ["none", "tree", "node"])
+def test_split_finder_returns_a_valid_split_in_input_coordinates(standardize):
     """The returned split routes the node's points exactly as scored; it is oblique with positive gain,
     or else the initial axis split (also after mapping back from node coordinates)."""
     rng = np.random.default_rng(4)
     X, y = _rotated(n=400, seed=2)
     X = X * np.array([50.0, 0.02, 3.0]) + np.array([100.0, -5.0, 0.0])  # badly scaled features
-    finder = _finder(standardize_nodes=standardize_nodes, min_samples_leaf=3)
+    finder = _finder(standardize=standardize, min_samples_leaf=3)
     for seed in range(5):
         f, thr, axis_gain = best_sampled_axis_split(X, y, 2, 1, 3, np.random.default_rng(seed))
         split = finder(X, y, np.random.default_rng(seed), 0)
@@ -72,9 +72,23 @@ def test_split_finder_returns_a_valid_split_in_input_coordinates(standardize_nod
         else:
             assert information_gain(y, right, 2) > 0
     assert finder.n_oblique + finder.n_axis == 5
-    if standardize_nodes:  # in node coordinates the bad scaling does not matter: the split is found
+    if standardize != "none":  # in standardised coordinates the bad scaling does not matter
         split = finder(X, y, rng, 0)
         assert split.feature == -1 and information_gain(y, route_right(X, split), 2) > 0.5
+
+
+@pytest.mark.parametrize("standardize", ["tree", "node"])
+def test_standardised_trees_do_not_depend_on_feature_scaling(standardize):
+    """With standardised coordinates an affine rescaling of each feature leaves the learned partition
+    (and so every prediction) unchanged, up to round-off in rare near-ties."""
+    X, y = _three_classes(n=400, seed=3)
+    X_test, _ = _three_classes(n=1000, seed=4)
+    a, c = np.array([100.0, 0.01, 3.0, 7.0]), np.array([-50.0, 2.0, 0.0, 1e3])
+    est = CO2TreeClassifier(nu=0.3, standardize=standardize, random_state=0, **FAST)
+    plain = est.fit(X, y).predict(X_test)
+    rescaled = est.fit(X * a + c, y).predict(X_test * a + c)
+    assert np.mean(plain == rescaled) > 0.99
+    assert est.n_oblique_splits_ >= 10  # the invariance covers optimised oblique splits, not just axis ones
 
 
 def test_compare_with_axis_never_keeps_a_worse_split():
@@ -91,7 +105,7 @@ def test_training_points_reach_the_leaves_they_were_grown_in():
     """Leaf ``n_samples`` recorded during growth equal the counts ``Tree.apply`` gives: fit-time and
     predict-time routing of the oblique splits agree."""
     X, y = _three_classes(n=400)
-    est = CO2TreeClassifier(nu=1.0, standardize_nodes=True, random_state=3, **FAST).fit(X, y)
+    est = CO2TreeClassifier(nu=1.0, standardize="node", random_state=3, **FAST).fit(X, y)
     tree = est.tree_
     counts = np.bincount(tree.apply(X), minlength=tree.n_nodes)
     assert np.array_equal(counts[tree.is_leaf], tree.n_samples[tree.is_leaf])

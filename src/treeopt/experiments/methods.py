@@ -127,3 +127,6 @@ register("oc1_tree", "treeopt.greedy:OC1TreeClassifier", "classification")
 register("oc1_forest", "treeopt.forest:OC1ForestClassifier", "classification", kind="forest")
 register("co2_tree", "treeopt.greedy:CO2TreeClassifier", "classification")
 register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest")
+# Not in the paper: CO2 stumps optimised in per-node standardised coordinates (see CO2TreeClassifier).
+register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
+         fixed={"standardize": "node"})

@@ -7,7 +7,7 @@ from .bagging import BaggedTreesClassifier
 
 _TREE_PARAMS = ("nu", "learning_rate", "max_features", "max_depth", "min_samples_split", "min_samples_leaf",
                 "max_epochs", "tau", "tol", "n_iter_no_change", "batch_size", "momentum", "compare_with_axis",
-                "standardize_nodes")
+                "standardize")
 
 
 class CO2ForestClassifier(BaggedTreesClassifier):
@@ -22,7 +22,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
     ----------
     n_estimators : int, default=30
     nu, learning_rate, max_features, max_depth, min_samples_split, min_samples_leaf, max_epochs, tau, tol,
-    n_iter_no_change, batch_size, momentum, compare_with_axis, standardize_nodes :
+    n_iter_no_change, batch_size, momentum, compare_with_axis, standardize :
         Passed to every :class:`CO2TreeClassifier` (see there). The paper selects ``nu`` from
         {0.1, 1, 4, 10, 43, 100} and ``learning_rate`` from {0.03, 0.01, 0.003} on a validation split.
     bootstrap : bool, default=True
@@ -43,7 +43,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
 
     def __init__(self, n_estimators=30, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_epochs=50, tau=1, tol=1e-3, n_iter_no_change=5,
-                 batch_size=100, momentum=0.9, compare_with_axis=False, standardize_nodes=False, bootstrap=True,
+                 batch_size=100, momentum=0.9, compare_with_axis=False, standardize="none", bootstrap=True,
                  n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.nu = nu
@@ -59,7 +59,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         self.batch_size = batch_size
         self.momentum = momentum
         self.compare_with_axis = compare_with_axis
-        self.standardize_nodes = standardize_nodes
+        self.standardize = standardize
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
