@@ -179,3 +179,9 @@ def best_sampled_axis_split(X, y, k, n_features_split, min_samples_leaf, rng):
     if f < 0 and q < order.shape[0]:
         f, thr, gain = best_axis_split(X, y, k, order[q:], min_samples_leaf)
     return int(f), float(thr), float(gain)
+
+
+def separates_perfectly(gain, y, k, tol=1e-12):
+    """True when a split's information gain equals the node's entropy: both children are pure, so no
+    oblique search can improve it."""
+    return gain >= entropy(np.bincount(y, minlength=k)) - tol

@@ -14,7 +14,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._criteria import best_sampled_axis_split, entropy, information_gain
+from ._criteria import best_sampled_axis_split, information_gain, separates_perfectly
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 from ._grow import NodeSplit, route_right
 from ._oc1 import oc1_search
@@ -49,7 +49,7 @@ class OC1SplitFinder:
         if f < 0:
             return None
         axis = NodeSplit.axis(f, thr)
-        if axis_gain >= entropy(np.bincount(y, minlength=k)) - 1e-12:
+        if separates_perfectly(axis_gain, y, k):
             self.n_axis += 1
             return axis  # a perfect split cannot be improved
         w0 = np.zeros(p)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from sklearn.utils._param_validation import Interval
 
-from ._criteria import best_axis_split, best_sampled_axis_split, entropy
+from ._criteria import best_axis_split, best_sampled_axis_split, separates_perfectly
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 from ._grow import NodeSplit
 from ._oc1 import _feature_scales
@@ -54,7 +54,7 @@ class RandomObliqueSplitFinder:
         k, msl = self.n_classes, self.min_samples_leaf
         p = X.shape[1]
         f, thr, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
-        if f >= 0 and axis_gain >= entropy(np.bincount(y, minlength=k)) - 1e-12:
+        if f >= 0 and separates_perfectly(axis_gain, y, k):
             self.n_axis += 1
             return NodeSplit.axis(f, thr)  # already perfect
         W = rng.standard_normal((self.n_hyperplanes, p))

@@ -37,17 +37,22 @@ def _lines(ax, rows, x, y, *, marker="o"):
                         markersize=4, capsize=2, label=label)
 
 
+def _depth_panels(panels, dataset, ylabel):
+    """Title, axis labels and grid of (axis, title) panels plotted against tree depth."""
+    for ax, title in panels:
+        ax.set_title(f"{dataset} - {title}")
+        ax.set_xlabel("depth")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+
+
 def accuracy_vs_depth(table, dataset, profile):
     """Non-greedy paper Fig. 2: test and training accuracy against tree depth, one panel each."""
     rows = table[table["dataset"] == dataset]
     fig, (ax_test, ax_train) = new_figure(2)
     _lines(ax_test, rows, "depth", "test_accuracy")
     _lines(ax_train, rows, "depth", "train_accuracy")
-    for ax, title in ((ax_test, "Test"), (ax_train, "Training")):
-        ax.set_title(f"{dataset} - {title}")
-        ax.set_xlabel("depth")
-        ax.set_ylabel("accuracy (%)")
-        ax.grid(alpha=0.3)
+    _depth_panels(((ax_test, "Test"), (ax_train, "Training")), dataset, "accuracy (%)")
     ax_test.legend(fontsize=8)
     stamp(fig, dataset=dataset, profile=profile, n_seeds=_n_seeds(rows))
     return fig
@@ -83,11 +88,7 @@ def error_vs_depth_by_nu(table, dataset, profile):
         style = dict(color="k", linestyle="--", marker=None) if baseline else dict(marker="o", markersize=3)
         for ax, y in ((ax_train, "train_error"), (ax_val, "val_error")):
             ax.plot(sub["depth"], sub[y], label=label, **style)
-    for ax, title in ((ax_train, "training"), (ax_val, "validation")):
-        ax.set_title(f"{dataset} - {title}")
-        ax.set_xlabel("depth")
-        ax.set_ylabel("error (%)")
-        ax.grid(alpha=0.3)
+    _depth_panels(((ax_train, "training"), (ax_val, "validation")), dataset, "error (%)")
     ax_val.legend(fontsize=7)
     stamp(fig, dataset=dataset, profile=profile, n_seeds=_n_seeds(rows))
     return fig
