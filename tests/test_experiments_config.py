@@ -72,6 +72,13 @@ def test_misspelt_key_is_named_with_its_place(path, key, hint):
      "no listed method solves 'diabetes' (regression)"),
     (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"].update(
         params={"max_depth": 3}), "max_depth set more than once"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"].update(
+        inherit={"max_featres": {"method": "cart", "experiment": "depth"}}),
+     "unknown inherit parameter 'max_featres' (did you mean 'max_features'?)"),
+    (lambda c: c["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"].update(
+        inherit={"max_features": {"methd": "cart", "experiment": "depth"}}),
+     "unknown key 'methd' in profiles.default.experiments.depth.methods.cart.inherit.max_features "
+     "(did you mean 'method'?)"),
     (lambda c: c["datasets"]["wine"].update(task="clasification"), "datasets.wine.task"),
     (lambda c: c["profiles"]["default"].update(seeds=[]), "profiles.default.seeds"),
 ])
@@ -106,3 +113,21 @@ def test_validation_does_not_depend_on_input_mutation():
     validate_config(config)
     validate_config(before)
     assert config == before
+
+
+def test_inherit_is_accepted_and_its_references_are_checked_in_every_profile():
+    config = tiny_config()
+    config["profiles"]["paper"]["experiments"] = copy.deepcopy(config["profiles"]["default"]["experiments"])
+    forest = {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [1, 3]},
+              "methods": {"rf": {"inherit": {"max_features": {"method": "cart", "experiment": "depth"}}}}}
+    config["profiles"]["default"]["experiments"]["forest"] = copy.deepcopy(forest)
+    config["profiles"]["default"]["experiments"]["depth"]["select_at"] = {"max_depth": 3}
+    config["profiles"]["default"]["experiments"]["depth"]["methods"]["cart"]["grid"]["max_features"] = [2, 4]
+    validate_config(copy.deepcopy(config))
+    # the same reference in the (inactive) paper profile, whose depth experiment chooses at every depth
+    config["profiles"]["paper"]["experiments"]["forest"] = forest
+    config["profiles"]["paper"]["experiments"]["depth"]["methods"]["cart"]["grid"]["max_features"] = [2, 4]
+    message = error_of(config)
+    assert ("profile 'paper', experiment 'forest', method 'rf', data set 'wine': max_features is inherited from "
+            "method 'cart' of experiment 'depth', but experiment 'depth' has no select_at") in message
+    assert "profile 'default'" not in message

@@ -5,7 +5,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeopt.experiments.params import MAX_SLUG_LENGTH, params_slug
+from treeopt.experiments.params import MAX_SLUG_LENGTH, Inherited, is_inherit_marker, params_slug, plain_params
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 values = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False),
@@ -46,3 +46,14 @@ def test_long_slugs_keep_a_hash_of_everything():
     assert len(params_slug(base)) <= MAX_SLUG_LENGTH
     assert params_slug(base) != params_slug(other)
     assert params_slug(base) == params_slug(dict(random.Random(0).sample(list(base.items()), len(base))))
+
+
+def test_inherited_values_show_a_readable_marker():
+    marker = Inherited("rf", "co2_forest_size")
+    assert params_slug({"nu": 1, "max_features": marker}) == "max_features=from-rf-co2_forest_size,nu=1"
+    slugs = {params_slug({"max_features": v}) for v in (marker, Inherited("rf", "other"), Inherited("cart", "co2"),
+                                                        "p^0.5", 3)}
+    assert len(slugs) == 5
+    assert plain_params({"max_features": marker, "nu": 1}) == {"max_features": "from-rf-co2_forest_size", "nu": 1}
+    assert is_inherit_marker(marker) and is_inherit_marker(str(marker))
+    assert not is_inherit_marker("p^0.5") and not is_inherit_marker(None)

@@ -120,3 +120,59 @@ def test_job_log_keeps_output_and_the_failure(tmp_path):
             raise KeyError("missing array")
     text = log.read_text()
     assert "loading split" in text and "KeyError: 'missing array'" in text
+
+
+def write_selection(path, chosen):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"experiment": "forest", "method": "rf", "chosen": chosen}))
+    return path
+
+
+def test_inherited_parameter_is_read_from_the_selection_and_recorded(tmp_path, wine_split):
+    path, _ = wine_split
+    selection = write_selection(tmp_path / "selection" / "seed0.yaml", {"max_features": 2, "n_estimators": 30})
+    out = tmp_path / "runs" / "max_features=from-rf-forest,n_estimators=3" / "seed0"
+    result = run(out, dataset="wine", method="rf", params={"max_features": "from-rf-forest", "n_estimators": 3},
+                 seed=1, split_path=path, inherit={"max_features": str(selection)})
+    direct = run(tmp_path / "direct", dataset="wine", method="rf", params={"max_features": 2, "n_estimators": 3},
+                 seed=1, split_path=path)
+    default = run(tmp_path / "default", dataset="wine", method="rf", params={"n_estimators": 3}, seed=1,
+                  split_path=path)
+    assert result["params"] == {"max_features": 2, "n_estimators": 3}
+    assert json.loads((out / "metrics.json").read_text())["params"] == result["params"]
+    for key in ("train", "val", "test", "tree"):  # the estimator was built with the chosen value
+        assert result[key] == direct[key]
+    assert result["tree"] != default["tree"]  # ...which makes a difference (sqrt(13) -> 3 features by default)
+    setup = yaml.safe_load((out / "params.yaml").read_text())
+    assert setup["params"] == {"max_features": 2, "n_estimators": 3}
+    assert setup["inherited"] == {"max_features": str(selection)}
+    # rerun repeats it from params.yaml alone: the selection file is not needed any more
+    selection.unlink()
+    again = runner.rerun(out / "params.yaml", tmp_path / "again")
+    for key in ("params", "train", "val", "test", "tree"):
+        assert again[key] == result[key]
+    assert yaml.safe_load((tmp_path / "again" / "params.yaml").read_text())["inherited"] == setup["inherited"]
+
+
+def test_final_run_may_carry_the_chosen_value_but_not_another(tmp_path, wine_split):
+    path, _ = wine_split
+    selection = write_selection(tmp_path / "sel.yaml", {"max_features": 2})
+    result = run(tmp_path / "same", dataset="wine", method="rf", params={"max_features": 2, "n_estimators": 2},
+                 seed=0, split_path=path, inherit={"max_features": selection})
+    assert result["params"]["max_features"] == 2
+    with pytest.raises(ValueError, match="max_features=5 disagrees with 2 chosen in"):
+        run(tmp_path / "other", dataset="wine", method="rf", params={"max_features": 5, "n_estimators": 2},
+            seed=0, split_path=path, inherit={"max_features": selection})
+    assert not (tmp_path / "other").exists()
+
+
+def test_an_inherited_value_needs_a_selection_that_chose_it(tmp_path, wine_split):
+    path, _ = wine_split
+    with pytest.raises(ValueError, match="max_features=from-rf-forest: inherited from another method's selection"):
+        run(tmp_path / "a", dataset="wine", method="rf", params={"max_features": "from-rf-forest"}, seed=0,
+            split_path=path)
+    selection = write_selection(tmp_path / "sel.yaml", {"max_depth": 3})
+    with pytest.raises(ValueError, match="the selection chose no 'max_features'"):
+        run(tmp_path / "b", dataset="wine", method="rf", params={"max_features": "from-rf-forest"}, seed=0,
+            split_path=path, inherit={"max_features": selection})
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

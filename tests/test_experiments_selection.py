@@ -1,12 +1,15 @@
 """Model selection picks the best validation candidate; plans wire candidates, selections and finals."""
 
+import copy
 import json
 import math
 
 import pytest
 import yaml
 
-from treeopt.experiments.plan import build_plan
+from treeopt.experiments.config import ConfigError
+from treeopt.experiments.params import Inherited, plain_params
+from treeopt.experiments.plan import build_plan, inherit_problems
 from treeopt.experiments.selection import final_params, select, select_runs
 
 
@@ -96,3 +99,99 @@ def test_plan_without_select_at_selects_at_every_sweep_value_and_single_grids_ne
 def test_experiment_seeds_replace_the_profile_seeds():
     plan = build_plan(plan_config(seeds=[5, 6, 7]))
     assert {f.seed for f in plan.finals.values()} == {5, 6, 7}
+
+
+Q_FROM_RF = {"max_features": {"method": "rf", "experiment": "forest"}}
+
+
+def inherit_config(**forest):
+    """Experiment `forest` chooses rf's max_features at 10 trees; `oblique` takes it from there."""
+    config = plan_config(sweep={"n_estimators": [1, 10]}, select_at={"n_estimators": 10}, **forest)
+    config["datasets"]["iris"] = {"task": "classification"}
+    config["profiles"]["p"]["experiments"]["oblique"] = {
+        "reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [1, 3]},
+        "select_at": {"n_estimators": 3},
+        "methods": {"co2_forest": {"grid": {"nu": [1, 10]}, "inherit": copy.deepcopy(Q_FROM_RF)},
+                    "oc1_forest": {"params": {"n_restarts": 2}, "inherit": copy.deepcopy(Q_FROM_RF)}}}
+    return config
+
+
+def test_inheriting_runs_get_the_referenced_selection_as_input_and_a_marker_slug():
+    plan = build_plan(inherit_config())
+    for seed in (0, 1):
+        rf_selection = f"results/selection/wine/rf/forest/n_estimators=10/seed{seed}.yaml"
+        assert rf_selection in plan.selections
+        co2 = sorted((r for r in plan.runs.values() if r.method == "co2_forest" and r.seed == seed),
+                     key=lambda r: r.slug)
+        assert [r.dir for r in co2] == [
+            f"results/runs/wine/co2_forest/max_features=from-rf-forest,n_estimators=3,nu={nu}/seed{seed}"
+            for nu in (1, 10)]
+        assert all(r.inherit == (("max_features", rf_selection),) for r in co2)
+        assert all(dict(r.params)["max_features"] == Inherited("rf", "forest") for r in co2)
+        finals = [f for f in plan.finals.values() if f.experiment == "oblique" and f.seed == seed]
+        assert len(finals) == 2 * 2 and all(f.inherit == (("max_features", rf_selection),) for f in finals)
+        # oc1_forest has a single grid point: no selection of its own, its final runs read rf's choice
+        oc1 = [f for f in finals if f.method == "oc1_forest"]
+        assert all(f.selection is None and plain_params(f.params)["max_features"] == "from-rf-forest" for f in oc1)
+    # the referenced experiment itself is untouched
+    assert not [r for r in plan.runs.values() if r.method == "rf" and r.inherit]
+
+
+def test_a_value_the_referenced_method_does_not_choose_is_put_in_directly():
+    config = inherit_config()
+    config["profiles"]["p"]["experiments"]["forest"]["methods"]["rf"] = {
+        "params": {"max_features": "p^0.5"}, "grid": {"max_depth": [2, 4]}}
+    plan = build_plan(config)
+    co2 = [r for r in plan.runs.values() if r.method == "co2_forest"]
+    assert co2 and all(dict(r.params)["max_features"] == "p^0.5" and r.inherit == () for r in co2)
+    assert all("max_features=p^0.5" in r.slug for r in co2)
+    # a single-point grid has no selection at all: its value is known from the config
+    config["profiles"]["p"]["experiments"]["forest"]["methods"]["rf"] = {"grid": {"max_features": [7]}}
+    plan = build_plan(config)
+    assert {dict(f.params)["max_features"] for f in plan.finals.values() if f.method == "oc1_forest"} == {7}
+
+
+def test_inherit_follows_a_chain_of_references_to_the_selection():
+    config = inherit_config()
+    config["profiles"]["p"]["experiments"]["oblique"]["methods"]["oc1_forest"]["inherit"] = {
+        "max_features": {"method": "co2_forest", "experiment": "oblique"}}
+    plan = build_plan(config)
+    oc1 = [f for f in plan.finals.values() if f.method == "oc1_forest" and f.seed == 0]
+    assert oc1 and all(f.inherit == (("max_features", "results/selection/wine/rf/forest/n_estimators=10/seed0.yaml"),)
+                       for f in oc1)
+    assert all(str(dict(f.params)["max_features"]) == "from-co2_forest-oblique" for f in oc1)
+
+
+def _co2_entry(config):
+    return config["profiles"]["p"]["experiments"]["oblique"]["methods"]["co2_forest"]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda c: _co2_entry(c)["inherit"]["max_features"].update(experiment="forrest"),
+     "profile 'p' has no experiment 'forrest' (did you mean 'forest'?)"),
+    (lambda c: _co2_entry(c)["inherit"]["max_features"].update(method="rff"),
+     "experiment 'forest' has no method 'rff' (did you mean 'rf'?)"),
+    (lambda c: c["profiles"]["p"]["experiments"]["oblique"].update(datasets=["iris"]),
+     "'rf' in 'forest' does not run on data set 'iris' (not among its data sets: wine, diabetes)"),
+    (lambda c: _co2_entry(c)["grid"].update(max_features=[1, 2]),
+     "max_features is also set in the grid of 'co2_forest'"),
+    (lambda c: _co2_entry(c).update(params={"max_features": 3}),
+     "max_features is also set in the params of 'co2_forest'"),
+    (lambda c: c["profiles"]["p"]["experiments"]["forest"].pop("select_at"),
+     "experiment 'forest' has no select_at and chooses the parameters of 'rf' afresh at each of its 2 sweep values"),
+    (lambda c: _co2_entry(c).update(inherit={"min_samples_leaf": {"method": "rf", "experiment": "forest"}}),
+     "'rf' in 'forest' sets no min_samples_leaf"),
+    (lambda c: c["profiles"]["p"]["experiments"]["oblique"].update(seeds=[5]),
+     "experiment 'forest' does not run seed 5"),
+    (lambda c: _co2_entry(c).update(inherit={"max_features": {"method": "co2_forest", "experiment": "oblique"}}),
+     "go round in a circle"),
+])
+def test_a_bad_inherit_reference_names_experiment_method_and_data_set(edit, expected):
+    config = inherit_config()
+    edit(config)
+    with pytest.raises(ConfigError) as info:
+        build_plan(config)
+    message = str(info.value)
+    assert expected in message
+    assert "experiment 'oblique', method 'co2_forest', data set " in message
+    assert message in inherit_problems(config, "p")  # `check` and the workflow's config check say the same

@@ -1,5 +1,9 @@
 """The Snakemake workflow end to end on a temporary copy with a tiny config."""
 
+import copy
+import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,18 +30,41 @@ TINY = {
 }
 
 
+# `q` chooses rf's max_features; the rf of `inheriting` takes it from there (its candidates carry the marker
+# and a selection of their own), and the rf of `inheriting_fixed` (a single grid point) takes it through
+# `inheriting`: a chain that ends at q's selection.
+TINY_INHERIT = {
+    **{key: TINY[key] for key in ("profile", "data", "datasets")},
+    "profiles": {"tiny": {"seeds": [0], "experiments": {
+        "q": {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [4]},
+              "methods": {"rf": {"grid": {"max_features": [1, "p^0.9"]}, "params": {"max_depth": 3}}}},
+        "inheriting": {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [2, 3]},
+                       "select_at": {"n_estimators": 3},
+                       "methods": {"rf": {"grid": {"max_depth": [2, 4]},
+                                          "inherit": {"max_features": {"method": "rf", "experiment": "q"}}}}},
+        "inheriting_fixed": {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [5]},
+                             "methods": {"rf": {"params": {"max_depth": 3}, "inherit": {
+                                 "max_features": {"method": "rf", "experiment": "inheriting"}}}}},
+    }}},
+}
+Q_SELECTION = "results/selection/wine/rf/q/n_estimators=4/seed0.yaml"
+
+
 def snakemake(workdir, *args):
     cmd = [sys.executable, "-m", "snakemake", "-s", str(workdir / "Snakefile"), "-d", str(workdir), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def workflow_copy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("wf")
+def copy_workflow(root, config):
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
     shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "config.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return root
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory):
+    return copy_workflow(tmp_path_factory.mktemp("wf"), TINY)
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +113,82 @@ def test_misspelt_config_key_stops_the_workflow_naming_it(workflow_copy):
     assert bad.returncode != 0
     assert "unknown key 'profil'" in bad.stdout + bad.stderr
     assert "did you mean 'profile'" in bad.stdout + bad.stderr
+
+
+def dry_run_jobs(text):
+    """The jobs of a `snakemake -n` listing: rule name and its input, output and reason lines."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        match = re.match(r"(?:local)?rule (\w+):", block.strip())
+        if match:
+            fields = dict(re.findall(r"^\s+(input|output|reason): (.*)$", block, flags=re.M))
+            jobs.append({"rule": match.group(1), **fields})
+    return jobs
+
+
+def test_dry_run_orders_inheriting_runs_after_the_selection_they_read(tmp_path):
+    dry = snakemake(copy_workflow(tmp_path, TINY_INHERIT), "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = dry_run_jobs(dry.stdout + dry.stderr)
+    assert [j["rule"] for j in jobs if j.get("output") == Q_SELECTION] == ["select"]
+    marked = [j for j in jobs if j["rule"] == "candidate_run" and "max_features=from-rf-q" in j["output"]]
+    assert sorted(j["output"] for j in marked) == [
+        f"results/runs/wine/rf/max_depth={d},max_features=from-rf-q,n_estimators=3/seed0" for d in (2, 4)]
+    finals = [j for j in jobs if j["rule"] == "final_run" and "final-inheriting" in j["output"]]
+    assert len(finals) == 3
+    for job in marked + finals:  # waits for q's selection: an input made by another job
+        assert Q_SELECTION in job["input"].split(", ")
+        assert Q_SELECTION in job["reason"].partition("Input files updated by another job: ")[2]
+    # q's own candidates do not wait for anything but the split
+    q_runs = [j for j in jobs if j["rule"] == "candidate_run" and "n_estimators=4" in j["output"]]
+    assert len(q_runs) == 2 and all(j["input"] == "data/processed/wine/split0.npz" for j in q_runs)
+
+
+def test_bad_inherit_reference_stops_the_workflow_naming_it(tmp_path):
+    config = copy.deepcopy(TINY_INHERIT)
+    config["profiles"]["tiny"]["experiments"]["inheriting"]["methods"]["rf"]["inherit"]["max_features"][
+        "experiment"] = "qq"
+    bad = snakemake(copy_workflow(tmp_path, config), "-n")
+    assert bad.returncode != 0
+    assert ("experiment 'inheriting', method 'rf', data set 'wine': max_features is inherited from method 'rf' of "
+            "experiment 'qq', but profile 'tiny' has no experiment 'qq' (did you mean 'q'?)") in bad.stdout + bad.stderr
+
+
+@pytest.fixture(scope="module")
+def inherit_finished(tmp_path_factory):
+    root = copy_workflow(tmp_path_factory.mktemp("wf_inherit"), TINY_INHERIT)
+    done = snakemake(root, "--cores", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root
+
+
+def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished):
+    root = inherit_finished
+    chosen = yaml.safe_load((root / Q_SELECTION).read_text())["chosen"]["max_features"]
+    assert chosen in (1, "p^0.9")
+    runs = root / "results/runs/wine/rf"
+    inheriting = [runs / f"max_depth={d},max_features=from-rf-q,n_estimators=3/seed0" for d in (2, 4)]
+    finals = [runs / f"final-inheriting-n_estimators={n}/seed0" for n in (2, 3)]
+    for run in [*inheriting, *finals, runs / "final-inheriting_fixed-n_estimators=5/seed0"]:
+        setup = yaml.safe_load((run / "params.yaml").read_text())
+        metrics = json.loads((run / "metrics.json").read_text())
+        assert setup["params"]["max_features"] == metrics["params"]["max_features"] == chosen, run
+        assert setup["inherited"] == {"max_features": Q_SELECTION}
+    own = yaml.safe_load((root / "results/selection/wine/rf/inheriting/n_estimators=3/seed0.yaml").read_text())
+    assert own["chosen"]["max_features"] == chosen
+    assert {c["params"]["max_features"] for c in own["candidates"]} == {chosen}
+    fixed = yaml.safe_load((runs / "final-inheriting_fixed-n_estimators=5/seed0/params.yaml").read_text())
+    assert fixed["params"] == {"max_depth": 3, "max_features": chosen, "n_estimators": 5}
+    # the rerun command in params.yaml reproduces the run with the resolved value
+    from treeopt.experiments.runner import rerun
+
+    old_cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        again = rerun(finals[0] / "params.yaml", root / "again")
+    finally:
+        os.chdir(old_cwd)
+    first = json.loads((finals[0] / "metrics.json").read_text())
+    assert again["params"] == first["params"] and again["test"] == first["test"]
+    table = pd.read_csv(root / "results/tables/co2_table1.csv")
+    assert sorted(table["n_trees"]) == [2, 3, 4, 5] and table["test_error"].notna().all()

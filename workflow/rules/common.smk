@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from treeopt.experiments.config import ConfigError, validate_config
+from treeopt.experiments.params import plain_params
 from treeopt.experiments.plan import FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
 from treeopt.experiments.reports import FIGURES
 
@@ -22,7 +23,10 @@ except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 validate(config, "../schemas/config.schema.yaml")
 
-PLAN = build_plan(config)
+try:
+    PLAN = build_plan(config)
+except ConfigError as exc:  # e.g. an `inherit:` reference that cannot be followed
+    raise WorkflowError(str(exc)) from None
 
 # Jobs inherit these: one job's numba/BLAS threads match its Snakemake `threads`, so two jobs on two cores do
 # not fight over them (numba's parallel kernels slow down badly when oversubscribed).
@@ -70,6 +74,19 @@ def split_of(wc):
     return PLAN.split_path(wc.dataset, wc.seed)
 
 
+def run_of(wc):
+    return PLAN.lookup("run", f"{RUNS_DIR}/{wc.dataset}/{wc.method}/{wc.params}/seed{wc.seed}")
+
+
+def run_inputs(wc):
+    """The split, and the selection files that inherited parameters are read from (`inherit:`)."""
+    inputs = {"split": split_of(wc)}
+    inherited = [path for _, path in run_of(wc).inherit]
+    if inherited:
+        inputs["inherited"] = inherited
+    return inputs
+
+
 def selection_path(wc):
     return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.experiment}/{wc.point}/seed{wc.seed}.yaml"
 
@@ -83,9 +100,13 @@ def final_of(wc):
 
 
 def final_inputs(wc):
-    """The split, and the selection file when the final run has something chosen for it."""
+    """The split, the selection file when the final run has something chosen for it, and the selection
+    files that inherited parameters are read from."""
     final = final_of(wc)
     inputs = {"split": split_of(wc)}
     if final.selection is not None:
         inputs["selection"] = final.selection.path
+    inherited = [path for _, path in final.inherit]
+    if inherited:
+        inputs["inherited"] = inherited
     return inputs

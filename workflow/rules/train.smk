@@ -1,6 +1,8 @@
 # Candidate runs (fit on train, score on validation), selection, and final runs (refit on train+validation).
 # Final-run folders are named "final-{experiment}-{point}" before the choice is known, so the graph is
 # static: no checkpoints, and `snakemake -n` shows every job. A single-point grid has no selection step.
+# A parameter inherited from another method's selection (`inherit:`) shows as `from-{method}-{experiment}` in
+# the run's folder name; that selection YAML is an input of the run, and the script puts the chosen value in.
 
 
 wildcard_constraints:
@@ -11,13 +13,14 @@ wildcard_constraints:
 
 rule candidate_run:
     input:
-        split=split_of,
+        unpack(run_inputs),
     output:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{{params}}/seed{{seed}}"),
     wildcard_constraints:
         params=rf"(?!{FINAL_PREFIX})[^/]+",
     params:
-        hyper=lambda wc, output: dict(PLAN.lookup("run", output.run).params),
+        hyper=lambda wc, output: plain_params(PLAN.lookup("run", output.run).params),
+        inherit=lambda wc, output: dict(PLAN.lookup("run", output.run).inherit),
         save_model=PLAN.save_models,
     log:
         f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
@@ -49,7 +52,8 @@ rule final_run:
         experiment=lambda wc: final_of(wc).experiment,
         point=lambda wc: dict(final_of(wc).point),
         refit=lambda wc: final_of(wc).refit,
-        fixed=lambda wc: None if final_of(wc).params is None else dict(final_of(wc).params),
+        fixed=lambda wc: None if final_of(wc).params is None else plain_params(final_of(wc).params),
+        inherit=lambda wc: dict(final_of(wc).inherit),
         save_model=PLAN.save_models,
     log:
         f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",

@@ -13,4 +13,5 @@ with logged(sm.log):
         seed=int(sm.wildcards.seed), split_path=sm.input.split, fit_on="trainval" if sm.params.refit else "train",
         n_jobs=sm.threads, save_model=sm.params.save_model,
         provenance={"role": "final", "experiment": sm.params.experiment, "sweep": sm.params.point,
-                    "selection": selection})
+                    "selection": selection},
+        inherit=sm.params.inherit)

@@ -6,4 +6,4 @@ sm = snakemake  # noqa: F821
 with logged(sm.log):
     run(sm.output.run, dataset=sm.wildcards.dataset, method=sm.wildcards.method, params=sm.params.hyper,
         seed=int(sm.wildcards.seed), split_path=sm.input.split, fit_on="train", n_jobs=sm.threads,
-        save_model=sm.params.save_model, provenance={"role": "candidate"})
+        save_model=sm.params.save_model, provenance={"role": "candidate"}, inherit=sm.params.inherit)

@@ -2,8 +2,8 @@
 
 The schema (``workflow/schemas/config.schema.yaml``, also used by the Snakefile) forbids unknown keys at every
 level; the error names the key and suggests the nearest allowed one. The second pass checks names against the
-code: methods are registered, reports exist, grid parameters are constructor arguments of the estimator, and
-experiments only use data sets that have an entry.
+code: methods are registered, reports exist, grid parameters are constructor arguments of the estimator,
+experiments only use data sets that have an entry, and every ``inherit:`` reference can be followed.
 """
 
 import copy
@@ -104,6 +104,7 @@ def _data_problems(config):
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
     from .methods import METHODS, get_method
+    from .plan import inherit_problems  # the plan follows `inherit:` references; same messages here
     from .reports import REPORTS
 
     problems = []
@@ -144,7 +145,7 @@ def check_semantics(config):
                 except ImportError as exc:
                     problems.append(f"{mwhere}: cannot import the estimator ({exc})")
                     continue
-                for group, values in groups.items():
+                for group, values in {**groups, "inherit": entry.get("inherit") or {}}.items():
                     for key in values:
                         if key not in valid:
                             problems.append(_name_error(f"{group} parameter", key, sorted(valid), mwhere))
@@ -157,6 +158,7 @@ def check_semantics(config):
                           and ds in ((e or {}).get("datasets") or exp["datasets"])]
                 if ds in datasets and not usable:
                     problems.append(f"{where}: no listed method solves {ds!r} ({task})")
+        problems.extend(inherit_problems(config, pname))
     return problems
 
 

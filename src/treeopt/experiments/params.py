@@ -4,22 +4,53 @@ A run folder is ``results/runs/{dataset}/{method}/{slug}/seed{seed}/`` (DESIGN.m
 ``key=value`` pairs joined by ``,``, so the same parameters always give the same folder whatever order the
 config lists them in. Long slugs are cut and finished with a hash of the full pairs; ``params.yaml`` in the
 run folder always holds the exact values.
+
+A parameter taken from another method's selection (config ``inherit:``) is not known when the folder is
+named; its slug shows the marker ``from-{method}-{experiment}`` instead (``max_features=from-rf-co2_forest_size``),
+and the run puts the chosen value in (:func:`treeopt.experiments.runner.resolve_inherited`).
 """
 
 import hashlib
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 EMPTY_SLUG = "defaults"
 MAX_SLUG_LENGTH = 120
+INHERIT_PREFIX = "from-"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._^+-]")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.+-]")
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """Placeholder for a parameter value chosen by ``method``'s selection in ``experiment`` (same data set
+    and seed). ``str()`` gives the marker used in slugs and passed to scripts: ``from-rf-co2_forest_size``."""
+
+    method: str
+    experiment: str
+
+    def __str__(self):
+        return f"{INHERIT_PREFIX}{_UNSAFE_NAME.sub('~', self.method)}-{_UNSAFE_NAME.sub('~', self.experiment)}"
+
+
+def is_inherit_marker(value):
+    """True for an :class:`Inherited` placeholder or its text (strings starting ``from-`` are reserved)."""
+    return isinstance(value, Inherited) or (isinstance(value, str) and value.startswith(INHERIT_PREFIX))
+
+
+def plain_params(params):
+    """A parameter dict with :class:`Inherited` placeholders as their marker text (YAML/pickle-plain)."""
+    return {key: str(value) if isinstance(value, Inherited) else value for key, value in dict(params).items()}
 
 
 def format_value(value):
     """Short text for one parameter value: ints as ints, floats in shortest round-trip form, None as none."""
     if value is None:
         return "none"
+    if isinstance(value, Inherited):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -12,15 +12,26 @@ Three kinds of run folder come out of an experiment (DESIGN.md "Runs"):
 
 A grid with a single combination needs no candidates and no selection: its final run's parameters are known
 from the config (this is also how sweeps without validation data, like the RGF paper's curves, are run).
+
+A method entry may take a parameter from another method's selection (same profile, data set and seed)::
+
+    inherit: {max_features: {method: rf, experiment: co2_forest_size}}
+
+The value is not known when the plan is made, so the run's slug carries the marker ``from-rf-co2_forest_size``
+(:class:`treeopt.experiments.params.Inherited`), the referenced selection YAML becomes an input of the run
+(``RunSpec.inherit`` / ``FinalSpec.inherit``) and the runner puts the chosen value in. When the referenced
+method does not choose the parameter (it is fixed in its ``params``, or has a single grid value) the value is
+known from the config and put in directly; then there is no marker and no extra input.
 """
 
+import difflib
 import itertools
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .config import active_profile
+from .config import ConfigError, active_profile
 from .methods import get_method
-from .params import params_slug
+from .params import Inherited, params_slug
 from .reports import FIGURES, TABLES, table_of
 from .selection import DEFAULT_METRIC
 
@@ -40,6 +51,11 @@ def _point_slug(point):
     return params_slug(dict(point)) if point else ALL_POINTS
 
 
+def selection_path(dataset, method, experiment, at, seed):
+    """Path of the selection YAML of ``method`` in ``experiment`` at the sweep values ``at`` (items)."""
+    return f"{SELECTION_DIR}/{dataset}/{method}/{experiment}/{_point_slug(at)}/seed{seed}.yaml"
+
+
 def grid_points(grid):
     """Every combination of a ``{name: [values]}`` grid, in config order (first key varies slowest)."""
     keys = list(grid)
@@ -54,6 +70,7 @@ class RunSpec:
     method: str
     params: tuple
     seed: int
+    inherit: tuple = ()  # (param, selection YAML) pairs: values put in at run time (params hold Inherited)
 
     @property
     def slug(self):
@@ -76,8 +93,7 @@ class SelectionSpec:
 
     @property
     def path(self):
-        return (f"{SELECTION_DIR}/{self.dataset}/{self.method}/{self.experiment}/{_point_slug(self.at)}/"
-                f"seed{self.seed}.yaml")
+        return selection_path(self.dataset, self.method, self.experiment, self.at, self.seed)
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,7 @@ class FinalSpec:
     selection: SelectionSpec | None  # None when the grid has a single point
     params: tuple | None  # the parameters, when there is nothing to select
     refit: bool
+    inherit: tuple = ()  # (param, selection YAML) pairs of inherited parameters, as RunSpec.inherit
 
     @property
     def dir(self):
@@ -142,6 +159,117 @@ def _dataset_task(config, dataset):
     return ((config.get("datasets") or {}).get(dataset) or {}).get("task", "classification")
 
 
+@dataclass(frozen=True)
+class InheritSource:
+    """Where an inherited parameter comes from for one data set and seed: a selection YAML whose ``chosen``
+    value the run reads, or (``selection`` None) a value fixed by the config."""
+
+    selection: str | None
+    value: object = None
+
+
+def _missing(kind, name, known, owner):
+    hint = difflib.get_close_matches(name, list(known), n=1)
+    return (f"{owner} has no {kind} {name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + f"; it has: {', '.join(known) or 'none'}")
+
+
+def _runs_on(config, exp, entry, method, dataset):
+    """Why ``method`` (entry ``entry`` of experiment ``exp``) does not run on ``dataset``; None when it does."""
+    datasets = (entry or {}).get("datasets") or exp["datasets"]
+    if dataset not in datasets:
+        return f"not among its data sets: {', '.join(datasets)}"
+    task = _dataset_task(config, dataset)
+    if get_method(method).task != task:
+        return f"it solves {get_method(method).task}, the data set is {task}"
+    return None
+
+
+def inherit_source(config, profile_name, experiment, method, param, dataset, seed, _chain=()):
+    """Where ``method`` of ``experiment`` takes the inherited ``param`` from on ``dataset`` and ``seed``.
+
+    Follows the method entry's ``inherit: {param: {method: M, experiment: E}}``: the selection of M in E at
+    E's ``select_at`` (or its only selection), or M's fixed value when M does not choose ``param`` (M's own
+    ``inherit`` is followed in turn). Raises ConfigError naming experiment, method and data set otherwise.
+    """
+    profile = config["profiles"][profile_name]
+    exp = profile["experiments"][experiment]
+    entry = exp["methods"][method] or {}
+    ref = entry["inherit"][param]
+    rexp_name, rmethod = ref["experiment"], ref["method"]
+    where = (f"profile {profile_name!r}, experiment {experiment!r}, method {method!r}, data set {dataset!r}: "
+             f"{param} is inherited from method {rmethod!r} of experiment {rexp_name!r}")
+
+    def fail(problem):
+        raise ConfigError(f"{where}, but {problem}")
+
+    own = {"params": entry.get("params") or {}, "grid": entry.get("grid") or {},
+           "sweep": entry.get("sweep", exp.get("sweep")) or {}}
+    for group, values in own.items():
+        if param in values:
+            fail(f"{param} is also set in the {group} of {method!r}; set it in one place")
+    if rexp_name not in profile["experiments"]:
+        fail(_missing("experiment", rexp_name, profile["experiments"], f"profile {profile_name!r}"))
+    rexp = profile["experiments"][rexp_name]
+    if rmethod not in rexp["methods"]:
+        fail(_missing("method", rmethod, rexp["methods"], f"experiment {rexp_name!r}"))
+    if (rexp_name, rmethod) == (experiment, method) or (rexp_name, rmethod) in _chain:
+        chain = " -> ".join(f"{m} in {e}" for e, m in (*_chain, (experiment, method), (rexp_name, rmethod)))
+        fail(f"the references go round in a circle ({chain})")
+    rentry = rexp["methods"][rmethod] or {}
+    try:
+        why_not = _runs_on(config, rexp, rentry, rmethod, dataset)
+    except ValueError as exc:  # an unregistered method: the config check names it
+        fail(str(exc))
+    if why_not:
+        fail(f"{rmethod!r} in {rexp_name!r} does not run on data set {dataset!r} ({why_not})")
+    rseeds = list(rexp.get("seeds") or profile["seeds"])
+    if seed not in rseeds:
+        fail(f"experiment {rexp_name!r} does not run seed {seed} (its seeds: {rseeds})")
+    if param in (rentry.get("inherit") or {}):
+        return inherit_source(config, profile_name, rexp_name, rmethod, param, dataset, seed,
+                              (*_chain, (experiment, method)))
+    rfixed, rgrid = rentry.get("params") or {}, rentry.get("grid") or {}
+    if param in rfixed:
+        return InheritSource(None, rfixed[param])
+    if param not in rgrid:
+        fail(f"{rmethod!r} in {rexp_name!r} sets no {param} (neither in its params nor in its grid)")
+    if len(rgrid[param]) == 1:  # nothing is chosen: the value is known now
+        return InheritSource(None, rgrid[param][0])
+    select_at = rexp.get("select_at")
+    if select_at:
+        at = _items(dict(select_at))
+    else:
+        points = grid_points(rentry.get("sweep", rexp.get("sweep")) or {})
+        if len(points) > 1:
+            fail(f"experiment {rexp_name!r} has no select_at and chooses the parameters of {rmethod!r} afresh at "
+                 f"each of its {len(points)} sweep values; give it select_at so there is one choice to inherit")
+        at = _items(points[0]) if points else ()
+    return InheritSource(selection_path(dataset, rmethod, rexp_name, at, seed))
+
+
+def inherit_problems(config, profile_name):
+    """Messages for the ``inherit:`` references of a profile that cannot be followed (first per parameter)."""
+    problems = []
+    profile = config["profiles"][profile_name]
+    for ename, exp in profile["experiments"].items():
+        for mname, entry in exp["methods"].items():
+            inherited = (entry or {}).get("inherit") or {}
+            try:
+                task = get_method(mname).task if inherited else None
+            except ValueError:
+                continue  # an unknown method; the config check names it
+            for param in inherited:
+                try:
+                    for dataset in entry.get("datasets") or exp["datasets"]:
+                        if _dataset_task(config, dataset) == task:
+                            for seed in exp.get("seeds") or profile["seeds"]:
+                                inherit_source(config, profile_name, ename, mname, param, dataset, seed)
+                except ConfigError as exc:
+                    problems.append(str(exc))
+    return problems
+
+
 def build_plan(config):
     """The plan of the active profile of a validated config."""
     profile = active_profile(config)
@@ -154,10 +282,10 @@ def build_plan(config):
         for mname, entry in exp["methods"].items():
             entry = entry or {}
             method = get_method(mname)
-            fixed = dict(entry.get("params") or {})
             grid = grid_points(entry.get("grid") or {})
             sweep = grid_points(entry.get("sweep", exp.get("sweep")) or {})
             select_at = exp.get("select_at")
+            inherited = entry.get("inherit") or {}
             for dataset in entry.get("datasets") or exp["datasets"]:
                 if _dataset_task(config, dataset) != method.task:
                     continue  # e.g. cart on a regression set: its regression twin covers it
@@ -165,21 +293,29 @@ def build_plan(config):
                 used.extend([dataset] if dataset not in used else [])
                 metric = exp.get("metric") or DEFAULT_METRIC[method.task]
                 for seed in exp.get("seeds") or plan.seeds:
+                    sources = {p: inherit_source(config, plan.profile, ename, mname, p, dataset, seed)
+                               for p in inherited}
+                    fixed = dict(entry.get("params") or {})
+                    fixed.update((p, src.value if src.selection is None else
+                                  Inherited(inherited[p]["method"], inherited[p]["experiment"]))
+                                 for p, src in sources.items())
+                    inherit = _items({p: src.selection for p, src in sources.items() if src.selection})
                     selections = {}
                     for point in sweep or [{}]:
                         at = _items(dict(select_at) if select_at else point)
                         if len(grid) == 1:
                             final = FinalSpec(ename, dataset, mname, seed, _items(point), None,
-                                              _items({**fixed, **grid[0], **point}), exp.get("refit", True))
+                                              _items({**fixed, **grid[0], **point}), exp.get("refit", True),
+                                              inherit)
                         else:
                             if at not in selections:
-                                candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed)
-                                                   for g in grid)
+                                candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed,
+                                                           inherit) for g in grid)
                                 selections[at] = SelectionSpec(ename, dataset, mname, seed, at, candidates, metric)
                                 plan.selections[selections[at].path] = selections[at]
                                 plan.runs.update((run.dir, run) for run in candidates)
                             final = FinalSpec(ename, dataset, mname, seed, _items(point), selections[at], None,
-                                              exp.get("refit", True))
+                                              exp.get("refit", True), inherit)
                         plan.finals[final.dir] = final
                         finals.append(final.dir)
         for report in exp["reports"]:
@@ -190,6 +326,10 @@ def build_plan(config):
                 shown = plan.figure_datasets.setdefault(report, [])
                 shown.extend(ds for ds in exp["datasets"] if ds in used and ds not in shown)
     plan.datasets = datasets
+    for spec in (*plan.runs.values(), *plan.finals.values()):
+        for param, path in spec.inherit:
+            if path not in plan.selections:  # inherit_source and the loop above disagree: a bug, not a config error
+                raise RuntimeError(f"{spec.dir}: {param} is read from {path}, which the plan does not make")
     for table in list(plan.table_runs):
         if table not in TABLES:
             raise ValueError(f"no builder for table {table!r}")

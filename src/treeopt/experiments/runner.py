@@ -2,6 +2,11 @@
 
 The folder (``params.yaml``, ``metrics.json``, ``model.npz``, ``log.txt``) is written into a hidden temporary
 sibling and renamed into place at the end, so an interrupted or failed run leaves nothing that looks finished.
+
+Parameters inherited from another method's selection (config ``inherit:``) arrive as a marker
+(``from-rf-co2_forest_size``) plus the selection YAML to read; :func:`resolve_inherited` puts the chosen value
+in before the estimator is built, so ``params.yaml`` and ``metrics.json`` hold the real value and
+``params.yaml`` names the selection file under ``inherited``.
 """
 
 import hashlib
@@ -20,6 +25,7 @@ import yaml
 from ..trees import save_trees
 from . import metrics as _metrics
 from .methods import get_method, make_estimator
+from .params import is_inherit_marker
 
 FIT_ON = ("train", "trainval")
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
@@ -49,6 +55,33 @@ def _plain(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def resolve_inherited(params, inherit):
+    """Put inherited values into ``params``: ``inherit`` maps a parameter to the selection YAML whose
+    ``chosen`` value it takes. Returns (params, {param: selection path}) for provenance.
+
+    The parameter may hold its marker (``from-...``) or already the chosen value (a final run whose own
+    selection was made from candidates that inherited it); any other value is an error, as is a marker left
+    without a selection to read.
+    """
+    from .selection import read_selection
+
+    params, inherited = dict(params), {}
+    for param, path in sorted((inherit or {}).items()):
+        chosen = (read_selection(path) or {}).get("chosen") or {}
+        if param not in chosen:
+            raise ValueError(f"{path}: the selection chose no {param!r} (chosen: {chosen}); cannot inherit it")
+        value = chosen[param]
+        if param in params and not is_inherit_marker(params[param]) and params[param] != value:
+            raise ValueError(f"{param}={params[param]!r} disagrees with {value!r} chosen in {path} "
+                             f"(is the selection newer than this run's inputs?)")
+        params[param], inherited[param] = value, str(path)
+    left = sorted(k for k, v in params.items() if is_inherit_marker(v))
+    if left:
+        raise ValueError(f"{', '.join(f'{k}={params[k]}' for k in left)}: inherited from another method's "
+                         f"selection, but no selection file was given to read the value from (inherit=...)")
+    return params, inherited
 
 
 def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
@@ -93,11 +126,15 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
 
 
 def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n_jobs=1, save_model=None,
-        provenance=None):
+        provenance=None, inherit=None):
     """Fit, measure and write the run folder ``run_dir``; returns the metrics dict.
 
-    ``provenance`` (e.g. the selection file a final run used) is recorded in ``params.yaml``.
+    ``provenance`` (e.g. the selection file a final run used) is recorded in ``params.yaml``. ``inherit``
+    ({param: selection YAML}) fills in inherited parameters first (:func:`resolve_inherited`); the files are
+    recorded under ``inherited``.
     """
+    params, inherited = resolve_inherited(params, inherit)
+    provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
     run_dir = Path(run_dir)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.tmp-", dir=run_dir.parent))
@@ -111,7 +148,7 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
-            **_plain(dict(provenance or {})),
+            **_plain(provenance),
         }
         setup["repeat"] = f"python -m treeopt.experiments rerun {run_dir / 'params.yaml'} --out NEW_FOLDER"
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
@@ -141,7 +178,10 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
 
 
 def rerun(params_file, out_dir):
-    """Repeat the run described by a ``params.yaml`` into ``out_dir``."""
+    """Repeat the run described by a ``params.yaml`` into ``out_dir``.
+
+    Its ``params`` hold inherited values already resolved, so no selection file is read again; the
+    ``inherited`` record is carried over as provenance."""
     setup = yaml.safe_load(Path(params_file).read_text())
     provenance = {k: v for k, v in setup.items() if k not in {"dataset", "method", "params", "seed", "fit_on",
                                                              "n_jobs", "split", "split_sha256", "repeat"}}

@@ -15,8 +15,12 @@ Choices the paper leaves open, fixed here (each measured on Letter's validation 
   classes).
 - Learning-rate rule ("reduce it when the surrogate oscillates"): the surrogate eq. (10) is tracked per
   epoch; after ``OSCILLATION_PATIENCE`` epochs in which it rose, eta is halved.
-- Convergence ("while the surrogate has not converged"): at most ``max_epochs`` epochs; stop early when
-  the best epoch surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
+- Convergence ("while the surrogate has not converged"): at most ``max_epochs`` (200) epochs; stop early
+  when the best epoch surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` (20) epochs.
+  Small nodes take one full-batch step per epoch, so a short patience (5 epochs) left deep stumps barely
+  moved from their axis start. Validation error of 30-tree forests with 200/20 instead of 50/5 (split
+  seed 0): Letter 4.16 -> 3.72% (nu=4, eta=0.03, 2 seeds), Connect-4 17.13 -> 16.38% (nu=0.1,
+  eta=0.03, q=78, 1 seed); SatImage's best grid point 8.49 -> 8.42% (3 seeds); fits take 1.4-2x longer.
 - Small nodes: an epoch over fewer than ``batch_size`` points is one full-batch step, so their cost is
   tiny and no separate schedule is needed.
 - Acceptance: the optimised split is kept when both sides are non-empty (``min_samples_leaf``) and
@@ -113,7 +117,7 @@ class CO2Stump:
 
 
 def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.01, momentum=0.9,
-                       batch_size=100, max_epochs=50, tau=1, tol=1e-3, n_iter_no_change=5,
+                       batch_size=100, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20,
                        patience=OSCILLATION_PATIENCE, seed=0):
     """Optimise one CO2 stump from ``(weights, bias, theta)``: Alg. 1 with the Sec. 4.2 modifications.
 
@@ -268,13 +272,13 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         q, the number of random features whose best axis split initialises each stump.
     max_depth : int or None, default=None
     min_samples_split, min_samples_leaf : int
-    max_epochs : int, default=50
+    max_epochs : int, default=200
         Epochs per stump at most. An epoch is one pass over the node's points in mini-batches, so a
         node with fewer than ``batch_size`` points takes one full-batch step per epoch: small nodes
         cost O(n p) per epoch and the deep part of the tree is cheap.
     tau : int, default=1
         Epochs between CCCP refreshes of ``w_old`` (eq. (11)).
-    tol, n_iter_no_change : int
+    tol, n_iter_no_change : float, int, default=1e-3, 20
         Stop a stump once the best per-epoch surrogate has not fallen by a relative ``tol`` for
         ``n_iter_no_change`` epochs (the paper's "until the surrogate has converged").
     batch_size : int, default=100
@@ -326,7 +330,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
     }
 
     def __init__(self, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_epochs=50, tau=1, tol=1e-3, n_iter_no_change=5, batch_size=100,
+                 min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, batch_size=100,
                  momentum=0.9, compare_with_axis=False, standardize="none", random_state=None):
         self.nu = nu
         self.learning_rate = learning_rate
