@@ -192,3 +192,21 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
     assert again["params"] == first["params"] and again["test"] == first["test"]
     table = pd.read_csv(root / "results/tables/co2_table1.csv")
     assert sorted(table["n_trees"]) == [2, 3, 4, 5] and table["test_error"].notna().all()
+
+
+def test_report_builds_a_partial_table_from_the_final_runs_that_exist(tmp_path):
+    root = copy_workflow(tmp_path, TINY)
+    one = "results/runs/wine/rf/final-forest-n_estimators=2/seed0"
+    done = snakemake(root, "--cores", "1", one)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cmd = [sys.executable, "-m", "treeopt.experiments", "report", "co2_table1", "--out", "partial"]
+    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "1 of 2 final runs" in out.stdout
+    table = pd.read_csv(root / "partial/co2_table1.csv")
+    assert list(table["n_trees"]) == [2] and list(table["method"]) == ["rf"]
+    assert (root / "partial/figures/co2_fig2_wine.png").is_file()
+    assert not (root / "results/tables/co2_table1.csv").exists()  # the workflow's own table is not faked
+    missing = subprocess.run([*cmd[:4], "no_such_table", "--out", "partial"], cwd=root, capture_output=True,
+                             text=True, timeout=120)
+    assert missing.returncode == 2 and "co2_table1" in missing.stderr

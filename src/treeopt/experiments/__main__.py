@@ -3,6 +3,11 @@
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER
+    python -m treeopt.experiments report co2_table1 --set profile=paper --out results/tables/paper
+
+``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
+exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
+some targets were asked of Snakemake. The workflow's own tables always need every final run.
 """
 
 import argparse
@@ -18,6 +23,37 @@ def _config(args):
     return load_config(args.config, args.set)
 
 
+def _report(args):
+    from pathlib import Path
+
+    from ..plots.render import render_figure
+    from .reports import FIGURES, TABLES
+    from .tables import load_runs, write_table
+
+    plan = build_plan(_config(args))
+    if args.table not in plan.table_runs:
+        known = ", ".join(sorted(plan.table_runs)) or "none"
+        print(f"profile {plan.profile!r} makes no table {args.table!r} (it makes: {known})", file=sys.stderr)
+        return 2
+    planned = plan.table_runs[args.table]
+    present = [d for d in planned if (Path(d) / "metrics.json").is_file()]
+    print(f"{args.table}: {len(present)} of {len(planned)} final runs of profile {plan.profile!r} exist")
+    if not present:
+        return 1
+    out = Path(args.out)
+    table_csv = out / f"{args.table}.csv"
+    table = TABLES[args.table].builder()(load_runs(present))
+    write_table(table, table_csv)
+    print(f"  -> {table_csv}")
+    for name, spec in FIGURES.items():
+        if spec.table != args.table or name not in plan.figure_datasets:
+            continue
+        datasets = sorted(set(table["dataset"])) if spec.per_dataset else None
+        for stem in render_figure(name, table_csv, out / "figures", datasets=datasets, profile=plan.profile):
+            print(f"  -> {stem}.png/.pdf")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m treeopt.experiments", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -27,6 +63,11 @@ def main(argv=None):
         p.add_argument("--config", default="config.yaml")
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override like snakemake --config, e.g. profile=paper")
+    p = sub.add_parser("report", help="build a table and its figures from the final runs that exist so far")
+    p.add_argument("table")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--out", required=True, help="folder for {table}.csv; figures go to OUT/figures")
     p = sub.add_parser("rerun", help="repeat a run from its params.yaml into a new folder")
     p.add_argument("params_yaml")
     p.add_argument("--out", required=True)
@@ -44,6 +85,8 @@ def main(argv=None):
                 print(f"  {dataset:22s} {method:14s} {n:6d} final runs")
             for path in plan.targets():
                 print(f"  -> {path}")
+        elif args.command == "report":
+            return _report(args)
         else:
             result = rerun(args.params_yaml, args.out)
             print(f"{args.out}: test {result['test']}")
