@@ -10,7 +10,8 @@ to scikit-learn's random forest, so numbers from different machines stay compara
     python benchmarks/bench_co2_forest.py --datasets letter satimage --n-trees 30
     # writes benchmarks/results/co2_forest_speed.csv
 
-CO2's (nu, eta) default to the values chosen on each data set's validation split (DEFAULT_CO2_PARAMS);
+CO2's (nu, eta, q) are the paper profile's choices on each data set's validation split when the workflow has
+made them, else fixed earlier choices (``co2_targets.chosen_params``); scikit-learn's RF uses the same q.
 ``--co2-params '{"letter": {"nu": 4}}'`` overrides them per data set.
 """
 
@@ -28,16 +29,15 @@ from sklearn.ensemble import RandomForestClassifier
 
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
+from treeopt.experiments.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
+
+from co2_targets import chosen_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TREEPLE_ENV = HERE / ".venv-treeple"
 TREEPLE_REQUIREMENTS = ["scikit-learn==1.6.1", "treeple==0.10.3"]
-# Chosen from the CO2 paper's grid nu x eta by a validation of 30 trees (train/validation split of the data
-# layer, features z-scored on the training rows).
-DEFAULT_CO2_PARAMS = {"letter": {"nu": 4.0, "learning_rate": 0.03},
-                      "satimage": {"nu": 43.0, "learning_rate": 0.003}}
 
 
 def treeple_python():
@@ -82,13 +82,17 @@ def main(argv=None):
     for name in args.datasets:
         path = prepare_split(name, config, args.seed)
         split = load_split(path)
+        params, source = chosen_params(name)
+        params = {**params, **co2_params.get(name, {})}
+        params["max_features"] = resolve_value(params.get("max_features", "p^0.5"), split.X_train.shape[1])
+        print(f"{name}: CO2 {params} ({source})", file=sys.stderr)
         peers = {
             "rf_sklearn": lambda: time_estimator(RandomForestClassifier(
-                n_estimators=args.n_trees, criterion="entropy", n_jobs=args.n_jobs, random_state=args.seed),
+                n_estimators=args.n_trees, criterion="entropy", max_features=params["max_features"],
+                n_jobs=args.n_jobs, random_state=args.seed),
                 split),
             "co2_forest": lambda: time_estimator(CO2ForestClassifier(
-                n_estimators=args.n_trees, n_jobs=args.n_jobs, random_state=args.seed, max_features="sqrt",
-                **{**DEFAULT_CO2_PARAMS.get(name, {}), **co2_params.get(name, {})}), split),
+                n_estimators=args.n_trees, n_jobs=args.n_jobs, random_state=args.seed, **params), split),
         }
         if not args.no_treeple:
             def run_treeple():

@@ -1,37 +1,60 @@
 """Test error of CO2 Forest and scikit-learn's random forest (30 trees) per seed: the CO2 issue's targets.
 
-(nu, eta) are the values chosen on each data set's validation split from the paper's grid; the forest is
-refit on train+validation and tested, once per seed. Needs the mirror (``data.mirror`` or
-``TREEOPT_DATA_MIRROR``).
+The parameters are the paper profile's own choices when its selections exist (``snakemake ... --config
+profile=paper`` has run the 30-tree validation of co2_forest and the 1000-tree q validation of rf):
+(nu, eta) from ``results/selection/{dataset}/co2_forest/co2_forest_size_oblique/n_estimators=30/seed0.yaml``
+and q from rf's selection, as the paper does. Otherwise the values below, chosen the same way earlier. The
+forest is refit on train+validation and tested once per seed; RF uses the same q. Needs the mirror
+(``data.mirror`` or ``TREEOPT_DATA_MIRROR``).
 
     python benchmarks/co2_targets.py letter 0,1,2,3,4
     python benchmarks/co2_targets.py connect4_node 0,1     # the per-node standardised variant
 """
 
 import sys
+from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
+from treeopt.experiments.methods import resolve_value
+from treeopt.experiments.selection import read_selection
 from treeopt.forest import CO2ForestClassifier
 
-CHOSEN = {"letter": dict(nu=4.0, learning_rate=0.03), "satimage": dict(nu=43.0, learning_rate=0.003),
-          "connect4": dict(nu=0.1, learning_rate=0.03),
-          "connect4_node": dict(nu=0.1, learning_rate=0.03, standardize="node")}
+FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.03, max_features="p^0.5"),
+            "satimage": dict(nu=43.0, learning_rate=0.003, max_features="p^0.6"),
+            "connect4": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9"),
+            "connect4_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9", standardize="node")}
+ROOT = Path(__file__).resolve().parents[1]
+SELECTION = "results/selection/{dataset}/{method}/{experiment}/n_estimators={n}/seed0.yaml"
+
+
+def chosen_params(setting):
+    """(params, where they came from) for a setting such as ``letter`` or ``connect4_node``."""
+    dataset = setting.removesuffix("_node")
+    method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
+    co2 = ROOT / SELECTION.format(dataset=dataset, method=method, experiment="co2_forest_size_oblique", n=30)
+    if not co2.is_file():
+        return dict(FALLBACK[setting]), "fixed values in benchmarks/co2_targets.py"
+    params = {k: v for k, v in read_selection(co2)["chosen"].items() if k != "n_estimators"}
+    return params, str(co2)
 
 
 def main(setting, seeds, n_trees=30):
     dataset = setting.removesuffix("_node")
-    split = load_split(prepare_split(dataset, load_config("config.yaml"), 0))
+    split = load_split(prepare_split(dataset, load_config(ROOT / "config.yaml"), 0))
     X, y = split.train_val()
+    params, source = chosen_params(setting)
+    params["max_features"] = resolve_value(params["max_features"], X.shape[1])
+    print(f"{setting}: {params} from {source}", flush=True)
     co2, rf = [], []
     for seed in seeds:
-        model = CO2ForestClassifier(n_estimators=n_trees, max_features="sqrt", n_jobs=2, random_state=seed,
-                                    **CHOSEN[setting]).fit(X, y)
+        model = CO2ForestClassifier(n_estimators=n_trees, n_jobs=2, random_state=seed, **params).fit(X, y)
         co2.append(100 * np.mean(model.predict(split.X_test) != split.y_test))
-        ref = RandomForestClassifier(n_trees, criterion="entropy", n_jobs=2, random_state=seed).fit(X, y)
+        ref = RandomForestClassifier(n_trees, criterion="entropy", max_features=params["max_features"], n_jobs=2,
+                                     random_state=seed).fit(X, y)
         rf.append(100 * np.mean(ref.predict(split.X_test) != split.y_test))
         print(f"{setting} seed {seed}: co2_forest {co2[-1]:.2f}%  rf {rf[-1]:.2f}%", flush=True)
     print(f"{setting}: co2_forest mean {np.mean(co2):.2f}%  rf mean {np.mean(rf):.2f}%  (train {X.shape})")

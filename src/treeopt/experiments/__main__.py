@@ -3,7 +3,7 @@
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER
-    python -m treeopt.experiments report co2_table1 --set profile=paper --out results/tables/paper
+    python -m treeopt.experiments report co2_table1 --set profile=paper --out results/paper
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
 exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
