@@ -4,7 +4,7 @@ Each function takes the table, a data set (or None for a multi-panel figure) and
 returns a matplotlib Figure; ``treeopt.plots.render`` saves it. Lines are whatever methods the table holds.
 """
 
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .style import method_colour, method_label, new_figure, stamp, variant_label
 
@@ -42,6 +42,7 @@ def _depth_panels(panels, dataset, ylabel):
     for ax, title in panels:
         ax.set_title(f"{dataset} - {title}")
         ax.set_xlabel("depth")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # depths are whole numbers
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
 
