@@ -3,6 +3,8 @@
 # static: no checkpoints, and `snakemake -n` shows every job. A single-point grid has no selection step.
 # A parameter inherited from another method's selection (`inherit:`) shows as `from-{method}-{experiment}` in
 # the run's folder name; that selection YAML is an input of the run, and the script puts the chosen value in.
+# A staged sweep (`staged:`) has one final run per fit size ("n_estimators=staged1000"), scored at every
+# sweep value it covers.
 
 
 wildcard_constraints:
@@ -54,6 +56,7 @@ rule final_run:
         refit=lambda wc: final_of(wc).refit,
         fixed=lambda wc: None if final_of(wc).params is None else plain_params(final_of(wc).params),
         inherit=lambda wc: dict(final_of(wc).inherit),
+        stages=lambda wc: {param: list(values) for param, values in final_of(wc).stages},
         save_model=PLAN.save_models,
     log:
         f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",

@@ -14,4 +14,4 @@ with logged(sm.log):
         n_jobs=sm.threads, save_model=sm.params.save_model,
         provenance={"role": "final", "experiment": sm.params.experiment, "sweep": sm.params.point,
                     "selection": selection},
-        inherit=sm.params.inherit)
+        inherit=sm.params.inherit, stages=sm.params.stages)

@@ -104,7 +104,7 @@ def _data_problems(config):
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
     from .methods import METHODS, get_method
-    from .plan import inherit_problems  # the plan follows `inherit:` references; same messages here
+    from .plan import inherit_problems, staged_fits  # the plan's own checks give the same messages here
     from .reports import REPORTS
 
     problems = []
@@ -128,6 +128,13 @@ def check_semantics(config):
                     problems.append(f"{where}.select_at: {key!r} is not a sweep parameter ({', '.join(sweep)})")
                 elif value not in sweep[key]:
                     problems.append(f"{where}.select_at: {key}={value!r} is not among the sweep values")
+            for owner, staged, swept in [(where, exp.get("staged"), sweep)] + [
+                    (f"{where}.methods.{m}", (e or {}).get("staged", exp.get("staged")), (e or {}).get("sweep", sweep))
+                    for m, e in exp["methods"].items() if "staged" in (e or {}) or "sweep" in (e or {})]:
+                try:
+                    staged_fits(staged, swept)
+                except ConfigError as exc:
+                    problems.append(f"{owner}.staged: {exc}")
             for mname, entry in exp["methods"].items():
                 mwhere = f"{where}.methods.{mname}"
                 if mname not in METHODS:

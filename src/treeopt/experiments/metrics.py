@@ -39,15 +39,17 @@ def fitted_trees(estimator):
 
 
 def tree_stats(trees, X):
-    """``Tree.stats(X)`` for one tree; for several, the mean of each statistic. Always adds ``n_trees``."""
+    """``Tree.stats(X)`` for one tree; for several, the mean of each statistic. Always adds ``n_trees`` and
+    ``n_leaves_total`` (leaves summed over the trees)."""
     if not trees:
-        return {"n_trees": 0}
+        return {"n_trees": 0, "n_leaves_total": 0}
     per_tree = [tree.stats(X) for tree in trees]
     if len(per_tree) == 1:
         stats = dict(per_tree[0])
     else:
         stats = {key: float(np.mean([s[key] for s in per_tree])) for key in per_tree[0]}
     stats["n_trees"] = len(trees)
+    stats["n_leaves_total"] = int(sum(np.count_nonzero(tree.left < 0) for tree in trees))
     return stats
 
 

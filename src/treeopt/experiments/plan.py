@@ -22,6 +22,15 @@ The value is not known when the plan is made, so the run's slug carries the mark
 (``RunSpec.inherit`` / ``FinalSpec.inherit``) and the runner puts the chosen value in. When the referenced
 method does not choose the parameter (it is fixed in its ``params``, or has a single grid value) the value is
 known from the config and put in directly; then there is no marker and no extra input.
+
+**Staged sweeps** (``staged: {n_estimators: all}`` on an experiment or a method entry): a size parameter whose
+sweep values are all scored from one fit, read off the fitted model at each size (a forest's first m trees,
+a boosted model after m iterations, RGF after m leaves; see :mod:`treeopt.experiments.staged`) instead of one
+run per value. ``all`` fits once at the largest value; a list of fit sizes (``{n_estimators: [30, 1000]}``)
+fits at each and scores every sweep value from the smallest fit that reaches it, so a cheap fit can finish
+before an expensive one. Such a final run's folder shows the fit size as ``n_estimators=staged1000``
+(:attr:`FinalSpec.stages` holds the values it scores), and its selection, if any, is made at ``select_at`` or
+else at the fit size.
 """
 
 import difflib
@@ -47,8 +56,53 @@ def _items(mapping):
     return tuple(sorted(mapping.items()))
 
 
-def _point_slug(point):
-    return params_slug(dict(point)) if point else ALL_POINTS
+STAGED_PREFIX = "staged"
+
+
+def _point_slug(point, stages=()):
+    """Folder text of a sweep point; a staged parameter shows its fit size as ``staged{size}``."""
+    point = dict(point)
+    for param, _ in stages:
+        point[param] = f"{STAGED_PREFIX}{point[param]}"
+    return params_slug(point) if point else ALL_POINTS
+
+
+def staged_fits(staged, sweep):
+    """``{param: {fit size: (sweep values scored from it)}}`` for an experiment's ``staged:`` entry.
+
+    ``staged`` maps a sweep parameter to ``"all"`` (one fit at the largest value) or to a list of fit sizes;
+    each sweep value is scored from the smallest fit size that reaches it. Raises ConfigError when a staged
+    parameter is not swept, a fit size list does not reach the largest value, or a size is not a number.
+    """
+    out = {}
+    for param, fits in (staged or {}).items():
+        if param not in (sweep or {}):
+            raise ConfigError(f"staged parameter {param!r} is not a sweep parameter ({', '.join(sweep or {})})")
+        values = sorted(set(sweep[param]))
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise ConfigError(f"staged parameter {param!r} needs numeric sweep values, got {values}")
+        fits = [values[-1]] if fits == "all" else sorted(set(fits))
+        if not fits or fits[-1] < values[-1]:
+            raise ConfigError(f"staged {param}: the fit sizes {fits} do not reach the largest sweep value "
+                              f"{values[-1]}")
+        groups = {}
+        for value in values:
+            groups.setdefault(next(f for f in fits if f >= value), []).append(value)
+        out[param] = {fit: tuple(vals) for fit, vals in groups.items()}
+    return out
+
+
+def _sweep_points(sweep, fits):
+    """(point, stages) pairs of a sweep: staged parameters take their fit sizes instead of every value."""
+    rest = {k: v for k, v in (sweep or {}).items() if k not in fits}
+    staged = [[(param, fit, values) for fit, values in groups.items()] for param, groups in fits.items()]
+    out = []
+    for point in grid_points(rest) or [{}]:
+        for combo in itertools.product(*staged):
+            full = {**point, **{param: fit for param, fit, _ in combo}}
+            ordered = {k: full[k] for k in sweep if k in full}  # config order, as grid_points gives it
+            out.append((ordered, tuple((param, values) for param, _, values in combo)))
+    return out
 
 
 def selection_path(dataset, method, experiment, at, seed):
@@ -107,11 +161,12 @@ class FinalSpec:
     params: tuple | None  # the parameters, when there is nothing to select
     refit: bool
     inherit: tuple = ()  # (param, selection YAML) pairs of inherited parameters, as RunSpec.inherit
+    stages: tuple = ()  # (param, (values...)) pairs: sweep values scored from this one fit (staged sweeps)
 
     @property
     def dir(self):
         return (f"{RUNS_DIR}/{self.dataset}/{self.method}/{FINAL_PREFIX}{self.experiment}-"
-                f"{_point_slug(self.point)}/seed{self.seed}")
+                f"{_point_slug(self.point, self.stages)}/seed{self.seed}")
 
 
 @dataclass
@@ -283,7 +338,9 @@ def build_plan(config):
             entry = entry or {}
             method = get_method(mname)
             grid = grid_points(entry.get("grid") or {})
-            sweep = grid_points(entry.get("sweep", exp.get("sweep")) or {})
+            sweep_grid = entry.get("sweep", exp.get("sweep")) or {}
+            fits = staged_fits(entry.get("staged", exp.get("staged")), sweep_grid)
+            sweep = _sweep_points(sweep_grid, fits)
             select_at = exp.get("select_at")
             inherited = entry.get("inherit") or {}
             for dataset in entry.get("datasets") or exp["datasets"]:
@@ -301,12 +358,12 @@ def build_plan(config):
                                  for p, src in sources.items())
                     inherit = _items({p: src.selection for p, src in sources.items() if src.selection})
                     selections = {}
-                    for point in sweep or [{}]:
+                    for point, stages in sweep:
                         at = _items(dict(select_at) if select_at else point)
                         if len(grid) == 1:
                             final = FinalSpec(ename, dataset, mname, seed, _items(point), None,
                                               _items({**fixed, **grid[0], **point}), exp.get("refit", True),
-                                              inherit)
+                                              inherit, stages)
                         else:
                             if at not in selections:
                                 candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed,
@@ -315,7 +372,7 @@ def build_plan(config):
                                 plan.selections[selections[at].path] = selections[at]
                                 plan.runs.update((run.dir, run) for run in candidates)
                             final = FinalSpec(ename, dataset, mname, seed, _items(point), selections[at], None,
-                                              exp.get("refit", True), inherit)
+                                              exp.get("refit", True), inherit, stages)
                         plan.finals[final.dir] = final
                         finals.append(final.dir)
         for report in exp["reports"]:

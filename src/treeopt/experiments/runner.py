@@ -26,6 +26,7 @@ from ..trees import save_trees
 from . import metrics as _metrics
 from .methods import get_method, make_estimator
 from .params import is_inherit_marker
+from .staged import staged_scores
 
 FIT_ON = ("train", "trainval")
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
@@ -84,8 +85,12 @@ def resolve_inherited(params, inherit):
     return params, inherited
 
 
-def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
-    """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator)."""
+def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=()):
+    """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
+
+    ``stages`` ((param, values) pairs, at most one) also scores the fitted model at each of those sizes
+    (:func:`treeopt.experiments.staged.staged_scores`), recorded under ``stages`` in the metrics.
+    """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
     if split.task != spec.task:
@@ -120,19 +125,30 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         "fit_seconds": fit_seconds, "predict_seconds": predict_seconds,
     }
     X_stats = split.X_test if split.X_test.shape[0] else X_fit
-    result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), X_stats)
+    trees = _metrics.fitted_trees(estimator)
+    result["tree"] = _metrics.tree_stats(trees, X_stats)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
+    if len(stages) > 1:
+        raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")
+    for param, values in stages:
+        parts = {"train": (X_fit, y_fit), "val": (X_val, y_val), "test": (split.X_test, split.y_test)}
+        result["stages"] = staged_scores(estimator, spec.task, param, values, parts, trees=trees)
+        for stage in result["stages"]:
+            log.info("stage %s=%s (scored at %s): train %s | val %s | test %s", param, stage[param],
+                     stage["stage_value"], stage["train"], stage["val"], stage["test"])
     return result, estimator
 
 
 def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n_jobs=1, save_model=None,
-        provenance=None, inherit=None):
+        provenance=None, inherit=None, stages=None):
     """Fit, measure and write the run folder ``run_dir``; returns the metrics dict.
 
     ``provenance`` (e.g. the selection file a final run used) is recorded in ``params.yaml``. ``inherit``
     ({param: selection YAML}) fills in inherited parameters first (:func:`resolve_inherited`); the files are
-    recorded under ``inherited``.
+    recorded under ``inherited``. ``stages`` ({param: [sizes]}) scores the fit at smaller sizes too (staged
+    sweeps); recorded in ``params.yaml`` so that ``rerun`` repeats it.
     """
+    stages = {str(k): [_plain(v) for v in vals] for k, vals in dict(stages or {}).items()}
     params, inherited = resolve_inherited(params, inherit)
     provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
     run_dir = Path(run_dir)
@@ -148,15 +164,16 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
-            **_plain(provenance),
+            **({"stages": stages} if stages else {}), **_plain(provenance),
         }
         setup["repeat"] = f"python -m treeopt.experiments rerun {run_dir / 'params.yaml'} --out NEW_FOLDER"
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
         split = _load_split(split_path)
-        measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger)
+        measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger,
+                                              stages=tuple(stages.items()))
         result = {"dataset": dataset, "method": method, **measured, "versions": _metrics.versions(),
                   "git_commit": _metrics.git_commit()}
-        result = {key: _plain(result[key]) for key in METRICS_KEYS}
+        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, "stages") if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         keep = get_method(method).keeps_model if save_model is None else save_model
         trees = _metrics.fitted_trees(estimator) if keep else []
@@ -184,7 +201,7 @@ def rerun(params_file, out_dir):
     ``inherited`` record is carried over as provenance."""
     setup = yaml.safe_load(Path(params_file).read_text())
     provenance = {k: v for k, v in setup.items() if k not in {"dataset", "method", "params", "seed", "fit_on",
-                                                             "n_jobs", "split", "split_sha256", "repeat"}}
+                                                             "n_jobs", "split", "split_sha256", "repeat", "stages"}}
     return run(out_dir, dataset=setup["dataset"], method=setup["method"], params=setup["params"],
                seed=setup["seed"], split_path=setup["split"], fit_on=setup["fit_on"], n_jobs=setup["n_jobs"],
-               provenance=provenance)
+               provenance=provenance, stages=setup.get("stages"))

@@ -4,6 +4,10 @@ Every table is the mean over seeds with ``n_seeds`` and, for each value column, 
 standard deviation; empty with one seed). Settings come from what was run, not from the method's name, so a
 new learner's runs are simply more rows: ``depth`` is the ``max_depth`` limit, ``n_trees`` the number of
 trees actually fitted, ``n_leaves`` the total number of leaves in the model.
+
+A staged run (one fit scored at several sizes, :mod:`treeopt.experiments.staged`) gives one row per size, as if
+each size had been its own run: its metrics, ``n_trees`` and ``n_leaves`` are the stage's; the fit and
+predict timings belong to the whole fit and stay only on the row of the fitted size.
 """
 
 import json
@@ -19,20 +23,43 @@ from .params import params_slug
 KEYS = ("dataset", "method")
 
 
-def _flatten(metrics):
-    row = {key: metrics[key] for key in ("dataset", "method", "seed", "n_train", "n_val", "n_test",
-                                         "fit_seconds", "predict_seconds")}
+def _flatten(metrics, parts_only=False):
+    row = {} if parts_only else {key: metrics[key] for key in ("dataset", "method", "seed", "n_train", "n_val",
+                                                                 "n_test", "fit_seconds", "predict_seconds")}
     for part in ("train", "val", "test"):
         for name, value in (metrics.get(part) or {}).items():
             row[f"{part}_{name}"] = value
+    if parts_only:
+        return row
     for name, value in (metrics.get("tree") or {}).items():
         row[f"tree_{name}"] = value
     return row
 
 
+def _stage_rows(row, metrics):
+    """The rows of a staged run: one per scored size (``metrics["stages"]``)."""
+    rows = []
+    for stage in metrics["stages"]:
+        (param, value), = ((k, v) for k, v in stage.items() if k not in ("stage_value", "train", "val", "test",
+                                                                           "tree"))
+        staged = {k: v for k, v in row.items() if not k.startswith(("train_", "val_", "test_"))}
+        staged.update(_flatten({**metrics, **{part: stage.get(part) or {} for part in ("train", "val", "test")}},
+                               parts_only=True))
+        for name, tree_value in (stage.get("tree") or {}).items():
+            staged[f"tree_{name}"] = tree_value
+        if "n_leaves_total" in (stage.get("tree") or {}) and stage["tree"].get("n_trees"):
+            staged["tree_n_leaves"] = stage["tree"]["n_leaves_total"] / stage["tree"]["n_trees"]
+        if stage.get("stage_value") != metrics["params"].get(param):
+            staged["fit_seconds"] = staged["predict_seconds"] = np.nan  # timings are the whole fit's
+        staged["params"] = {**row["params"], param: value}
+        staged["sweep"] = {**row["sweep"], param: value}
+        rows.append(staged)
+    return rows
+
+
 def load_runs(run_dirs):
-    """One row per run folder: its metrics flattened (``test_error``, ``tree_n_leaves``, ...), ``params``
-    (dict) and the experiment recorded in ``params.yaml``."""
+    """One row per run folder (per scored size of a staged run): its metrics flattened (``test_error``,
+    ``tree_n_leaves``, ...), ``params`` (dict) and the experiment recorded in ``params.yaml``."""
     rows = []
     for run_dir in run_dirs:
         run_dir = Path(run_dir)
@@ -43,7 +70,7 @@ def load_runs(run_dirs):
         row["experiment"] = setup.get("experiment")
         row["sweep"] = setup.get("sweep") or {}
         row["run"] = str(run_dir)
-        rows.append(row)
+        rows.extend(_stage_rows(row, metrics) if metrics.get("stages") else [row])
     return pd.DataFrame(rows)
 
 
@@ -111,8 +138,10 @@ def size_curve(runs):
     """RGF paper Figs. 7-10: test RMSE (regression) or test error % (classification) against the model
     size, the total number of leaves over all trees; one curve per configuration (``variant``, e.g.
     ``learning_rate=0.1,max_leaf_nodes=8`` for the paper's 'gb8:s=0.1')."""
-    runs = runs.assign(n_leaves=(runs["tree_n_leaves"] * runs["tree_n_trees"]).round().astype(int),
-                       variant=variant_column(runs))
+    total = runs["tree_n_leaves"] * runs["tree_n_trees"]
+    if "tree_n_leaves_total" in runs:  # exact where recorded (runs made before it have the mean x count)
+        total = runs["tree_n_leaves_total"].fillna(total)
+    runs = runs.assign(n_leaves=total.round().astype(int), variant=variant_column(runs))
     keys = [*KEYS, "variant"]
     parts = [aggregate(runs[runs[value].notna()], "n_leaves", [value], keys=keys)
              for value in ("test_rmse", "test_error") if value in runs]
