@@ -158,8 +158,14 @@ def test_temporaries_of_killed_writers_are_removed_and_nothing_else(tmp_path):
     other = folder / "notes.tmp.npz"
     for p in (dead, alive, other):
         p.write_bytes(b"x")
-    assert clean_stale_temporaries(tmp_path / "processed") == [dead]
-    assert alive.exists() and other.exists()
+    raw = tmp_path / "raw" / "mine"
+    raw.mkdir(parents=True)
+    download = raw / "mine.csv.p999999999.xy12ab34.part"
+    kept = raw / "mine.csv"
+    for p in (download, kept):
+        p.write_bytes(b"x")
+    assert clean_stale_temporaries(tmp_path / "processed", tmp_path / "raw") == [dead, download]
+    assert alive.exists() and other.exists() and kept.exists()
 
 
 # ------------------------------------------------------------------------------- fuzzing the readers

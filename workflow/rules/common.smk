@@ -81,8 +81,22 @@ onstart:
     from treeopt.data.prepare import clean_stale_temporaries as _clean_data_temporaries
     from treeopt.experiments.runner import clean_stale_temporaries as _clean_run_temporaries
 
-    for _path in _clean_run_temporaries(RUNS_DIR) + _clean_data_temporaries(PLAN.processed_dir):
+    from treeopt.data import data_settings as _data_settings
+
+    _raw_dir = _data_settings(config).raw_dir
+    for _path in _clean_run_temporaries(RUNS_DIR) + _clean_data_temporaries(PLAN.processed_dir, _raw_dir):
         print(f"treeopt: removed stale temporary {_path} (left by an interrupted run)", file=sys.stderr)
+    # now the jobs are known: name the data sets this invocation will really download
+    try:
+        from treeopt.data import availability as _availability
+
+        _preparing = sorted({job.wildcards.dataset for job in workflow.dag.needrun_jobs()
+                             if job.rule.name == "prepare_split"})
+        _fetching = [name for name in _preparing if _availability(name, config) == "download"]
+    except Exception:  # informative only
+        _fetching = []
+    if _fetching:
+        print(f"treeopt: DOWNLOADING for the requested targets: {', '.join(_fetching)}", file=sys.stderr)
 
 
 # ---- lookups used by the rules -------------------------------------------------------------------------

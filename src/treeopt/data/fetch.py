@@ -153,7 +153,7 @@ def download(
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures = []
     for url in urls:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{dest.name}.p{os.getpid()}.", suffix=".part")
         try:
             digest = hashlib.sha256()
             n_bytes = 0

@@ -346,21 +346,22 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-_TMP_FILE = re.compile(r"^[^/]+\.p(?P<pid>\d+)\.[A-Za-z0-9_]{8}\.tmp\.(npz|json)$")
+_TMP_FILE = re.compile(r"^[^/]+\.p(?P<pid>\d+)\.[A-Za-z0-9_]{8}\.(tmp\.npz|tmp\.json|part)$")
 
 
-def clean_stale_temporaries(processed_dir: str | os.PathLike) -> list[Path]:
-    """Remove temporary files that killed processes left in ``processed_dir/{name}/``; return them.
+def clean_stale_temporaries(processed_dir: str | os.PathLike, raw_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Remove temporary files that killed processes left; return them.
 
-    Only names this module writes (``{stem}.p{pid}.{random}.tmp.npz|json``) whose process is gone."""
+    Looks in ``processed_dir/{name}/`` (caches being written) and ``raw_dir/{name}/`` (downloads in progress)
+    for names this package writes (``{file}.p{pid}.{random}.tmp.npz|.tmp.json|.part``) whose process is gone."""
     removed = []
-    root = Path(processed_dir)
-    if not root.is_dir():
-        return removed
-    for path in root.glob("*/*.tmp.*"):
-        match = _TMP_FILE.match(path.name)
-        if match and path.is_file() and not path.is_symlink() and not _process_alive(int(match["pid"])):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            removed.append(path)
+    for root in (processed_dir, raw_dir):
+        if root is None or not Path(root).is_dir():
+            continue
+        for path in sorted(Path(root).glob("*/*")):
+            match = _TMP_FILE.match(path.name)
+            if match and path.is_file() and not path.is_symlink() and not _process_alive(int(match["pid"])):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                removed.append(path)
     return removed
