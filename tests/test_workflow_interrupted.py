@@ -117,6 +117,3 @@ def test_killed_run_resumes_to_the_same_results_without_temporaries(tmp_path):
     assert got[0] == want[0]  # every run: same metrics, same parameters, same trees' stats
     pd.testing.assert_frame_equal(got[1], want[1])
     assert got[2] == want[2]
-    # and a second rerun has nothing to do
-    again = run(root, "--cores", "1")
-    assert "Nothing to be done" in again.stdout + again.stderr
