@@ -26,8 +26,8 @@ CONFIG = {
     "datasets": {"wine": {"task": "classification", "format": "sklearn", "options": {"loader": "wine"},
                           "split": {"protocol": "random"}, "scale": "none"}},
     "profiles": {"tiny": {"seeds": [0], "experiments": {
-        "forest": {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [400]},
-                   "methods": {"rf": {"grid": {"max_depth": [3, 6]}}}},
+        "forest": {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [300, 400]},
+                   "methods": {"rf": {"params": {"max_depth": 6}}}},
     }}},
 }
 TIMING_KEYS = {"fit_seconds", "predict_seconds"}
@@ -64,9 +64,7 @@ def results(root):
         runs[str(path.parent.relative_to(root))] = {k: v for k, v in metrics.items() if k not in TIMING_KEYS}
     table = pd.read_csv(root / "results/tables/co2_table1.csv")
     table = table[[c for c in table.columns if "seconds" not in c]]
-    selections = {str(p.relative_to(root)): yaml.safe_load(p.read_text())["chosen"]
-                  for p in sorted((root / "results/selection").rglob("*.yaml"))}
-    return runs, table, selections
+    return runs, table
 
 
 def start_and_kill(root):
@@ -114,6 +112,5 @@ def test_killed_run_resumes_to_the_same_results_without_temporaries(tmp_path):
     assert temporaries(root) == []
 
     got, want = results(root), results(reference)
-    assert got[0] == want[0]  # every run: same metrics, same parameters, same trees' stats
+    assert len(got[0]) == 2 and got[0] == want[0]  # every run: same metrics, parameters, trees' stats
     pd.testing.assert_frame_equal(got[1], want[1])
-    assert got[2] == want[2]
