@@ -223,3 +223,16 @@ def test_damaged_raw_files_give_a_clean_error_or_a_sound_data_set(tmp_path, fmt,
         X, y = getattr(split, f"X_{part}"), getattr(split, f"y_{part}")
         assert X.ndim == 2 and X.shape[0] == y.shape[0] and np.all(np.isfinite(X))
     assert split.X_train.shape[1] > 0 and split.n_classes >= 2
+
+
+def test_damaged_split_files_are_a_clear_error(tmp_path):
+    cfg = config(tmp_path, {"mine": local(tmp_path, CSV, "uci_csv", "m.csv")})
+    with pytest.warns(DataWarning):
+        good = prepare_split("mine", cfg, 0).read_bytes()
+    np.save(tmp_path / "a.npy", np.arange(3))
+    (tmp_path / "half.npz").write_bytes(good[: len(good) // 2])
+    np.savez(tmp_path / "odd.npz", X_train=np.ones((3, 2)), y_train=np.ones(2), X_val=np.ones((0, 2)),
+             y_val=np.ones(0), X_test=np.ones((1, 2)), y_test=np.ones(1), task="classification", name="x")
+    for name in ("a.npy", "half.npz", "odd.npz"):
+        with pytest.raises(DataFormatError, match=name):
+            load_split(tmp_path / name)

@@ -113,17 +113,28 @@ def prepare_split(
 
 
 def load_split(path: str | os.PathLike) -> Split:
-    """Read a split written by :func:`prepare_split` (no pickle)."""
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
-        if missing:
-            raise ValueError(f"{path}: not a treeopt split file (missing {missing})")
-        return Split(
-            **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
-            classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
-            feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
-            split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
-        )
+    """Read a split written by :func:`prepare_split` (no pickle); a damaged or foreign file is a
+    :class:`DataFormatError` naming the file."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
+            if missing:
+                raise DataFormatError(f"{path}: not a treeopt split file (missing {missing})")
+            split = Split(
+                **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
+                classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
+                feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
+                split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
+            )
+    except (FileNotFoundError, IsADirectoryError, PermissionError, DataFormatError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, a bare .npy (no context manager), ...
+        raise DataFormatError(f"{path}: not a readable treeopt split file ({type(exc).__name__}: {exc})") from None
+    for part in ("train", "val", "test"):
+        X, y = getattr(split, f"X_{part}"), getattr(split, f"y_{part}")
+        if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or X.shape[1] != split.X_train.shape[1]:
+            raise DataFormatError(f"{path}: X_{part} {X.shape} and y_{part} {y.shape} do not fit together")
+    return split
 
 
 def availability(name: str, config: Mapping[str, Any]) -> str:
