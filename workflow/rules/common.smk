@@ -43,7 +43,8 @@ def _alternatives(names):
 
 
 def _report_availability():
-    """Say where each data set of the profile comes from, and which would be downloaded."""
+    """Say where each data set of the profile comes from. Nothing is fetched here: a data set is downloaded only
+    when a job that the requested targets need prepares it (the DAG is not known yet when this is printed)."""
     try:
         from treeopt.data import availability
     except ImportError as exc:
@@ -56,17 +57,46 @@ def _report_availability():
         except Exception as exc:  # a broken entry should not hide the others
             source = f"error: {exc}"
         by_source.setdefault(source, []).append(name)
-    seeds = sorted({final.seed for final in PLAN.finals.values()})
-    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {seeds}, "
+    experiments = (config["profiles"][PLAN.profile].get("experiments") or {})
+    own = {name: list(exp["seeds"]) for name, exp in experiments.items()
+           if exp.get("seeds") and list(exp["seeds"]) != list(PLAN.seeds)}
+    seeds = f"seeds {list(PLAN.seeds)}" + (f" (own seeds: {'; '.join(f'{e} {s}' for e, s in own.items())})"
+                                            if own else "")
+    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, {seeds}, "
           f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
           file=sys.stderr)
+    labels = {"download": "WOULD DOWNLOAD (only if a requested target needs it)",
+              "missing": "MISSING (local path: file not found)"}
     for source, names in sorted(by_source.items()):
-        label = "WOULD DOWNLOAD" if source == "download" else source
-        print(f"treeopt:   {label}: {', '.join(names)}", file=sys.stderr)
+        print(f"treeopt:   {labels.get(source, source)}: {', '.join(names)}", file=sys.stderr)
 
 
 if workflow.is_main_process:
     _report_availability()
+
+
+onstart:
+    # A run killed with `kill -9` leaves its hidden temporary folder (`.seed0.tmp-p{pid}-...`) or file behind;
+    # remove those whose process is gone (name pattern, marker file and pid checked: nothing else is touched).
+    from treeopt.data.prepare import clean_stale_temporaries as _clean_data_temporaries
+    from treeopt.experiments.runner import clean_stale_temporaries as _clean_run_temporaries
+
+    from treeopt.data import data_settings as _data_settings
+
+    _raw_dir = _data_settings(config).raw_dir
+    for _path in _clean_run_temporaries(RUNS_DIR) + _clean_data_temporaries(PLAN.processed_dir, _raw_dir):
+        print(f"treeopt: removed stale temporary {_path} (left by an interrupted run)", file=sys.stderr)
+    # now the jobs are known: name the data sets this invocation will really download
+    try:
+        from treeopt.data import availability as _availability
+
+        _preparing = sorted({job.wildcards.dataset for job in workflow.dag.needrun_jobs()
+                             if job.rule.name == "prepare_split"})
+        _fetching = [name for name in _preparing if _availability(name, config) == "download"]
+    except Exception:  # informative only
+        _fetching = []
+    if _fetching:
+        print(f"treeopt: DOWNLOADING for the requested targets: {', '.join(_fetching)}", file=sys.stderr)
 
 
 # ---- lookups used by the rules -------------------------------------------------------------------------

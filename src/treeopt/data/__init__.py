@@ -11,13 +11,13 @@ The workflow calls exactly these:
 ``python -m treeopt.data prepare|status`` exposes the same from the command line.
 """
 
-from .errors import ChecksumError, DataConfigError, DataUnavailableError, DataWarning
+from .errors import ChecksumError, DataConfigError, DataFormatError, DataUnavailableError, DataWarning
 from .prepare import Split, availability, load_split, prepare_split, split_path
 from .spec import DatasetSpec, DataSettings, FileSpec, data_settings, load_config_datasets
 from .synthetic import make_rgf_synthetic
 
 __all__ = [
-    "ChecksumError", "DataConfigError", "DataUnavailableError", "DataWarning", "DataSettings",
+    "ChecksumError", "DataConfigError", "DataFormatError", "DataUnavailableError", "DataWarning", "DataSettings",
     "DatasetSpec", "FileSpec", "Split", "availability", "data_settings", "load_config_datasets",
     "load_split", "make_rgf_synthetic", "prepare_split", "split_path",
 ]

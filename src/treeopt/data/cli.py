@@ -8,12 +8,13 @@ import os
 import shutil
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import yaml
 
-from .errors import ChecksumError, DataConfigError, DataUnavailableError
-from .prepare import availability, prepare_split, stored_shapes
+from .errors import ChecksumError, DataConfigError, DataFormatError, DataUnavailableError
+from .prepare import SPLIT_KEYS, availability, prepare_split, stored_shapes
 from .spec import data_settings, load_config_datasets
 
 
@@ -35,8 +36,22 @@ def _copy_atomic(src: Path, dst: Path) -> None:
         raise
 
 
+def _is_split_file(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return {f"{k}.npy" for k in (*SPLIT_KEYS, "fingerprint")} <= names
+
+
 def cmd_prepare(args) -> int:
     config = _read_config(args.config)
+    out = Path(args.out) if args.out else None
+    if out is not None and (out.is_dir() or (out.exists() and not _is_split_file(out))):
+        # --out replaces only a split file written earlier, never another file (or a folder)
+        raise DataConfigError(f"--out {out}: exists and is not a split file written by treeopt.data; "
+                              f"choose a new file name")
     path = prepare_split(args.name, config, args.seed)
     if args.out and Path(args.out).resolve() != path.resolve():
         _copy_atomic(path, Path(args.out))
@@ -98,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ChecksumError, DataConfigError, DataUnavailableError) as exc:
+    except (ChecksumError, DataConfigError, DataFormatError, DataUnavailableError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

@@ -153,7 +153,7 @@ def download(
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures = []
     for url in urls:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{dest.name}.p{os.getpid()}.", suffix=".part")
         try:
             digest = hashlib.sha256()
             n_bytes = 0
@@ -228,7 +228,20 @@ def ensure_file(
         except DataUnavailableError as exc:
             raise DataUnavailableError(_missing_message(spec, fs, settings, str(exc))) from None
     else:
-        digest = verify_file(where.path, expected)
+        try:
+            digest = verify_file(where.path, expected)
+        except ChecksumError:
+            if not (where.source == "path" and pinned and not fs.sha256):
+                raise
+            # the user's own local file changed since its hash was pinned (no sha256 in the entry): it is
+            # the data set now; pin the new hash and parse it again (the caches are keyed on it)
+            digest = sha256_file(where.path)
+            warnings.warn(
+                f"dataset {spec.name!r} {fs.role}: local file {where.path} changed since its sha256 was "
+                f"pinned ({pinned} -> {digest}); re-pinned into {settings.lock_file}", DataWarning, stacklevel=2,
+            )
+            pin_sha256(settings.lock_file, spec.name, fs.role, digest, str(where.path))
+            return where.path
     if not expected:
         warnings.warn(
             f"dataset {spec.name!r} {fs.role}: no sha256 known for {where.path.name}; "

@@ -5,9 +5,13 @@ Layout under ``data.processed_dir``::
     {name}/data.npz          parsed once from the raw files: X, y, part, group, classes
     {name}/split{seed}.npz   X_train, y_train, X_val, y_val, X_test, y_test (+ metadata)
 
-Both files carry a fingerprint of the entry they were made from and are rebuilt when the
-entry changes. Every file is written to a temporary name and renamed into place, so a
-failure (e.g. a checksum error) leaves no processed output.
+Both files carry a fingerprint of the entry they were made from and of the raw files' content,
+and are rebuilt when either changes: files with a ``sha256:`` in the entry are known by it; any
+other file by the sha256 of its bytes (remembered in ``{name}/raw_files.json`` with its size and
+mtime, so it is hashed again only when those change). Every file is written to a temporary name
+and renamed into place, so a failure (e.g. a checksum error) leaves no processed output; the
+temporary names carry the writer's pid, so :func:`clean_stale_temporaries` can remove the ones a
+killed process left.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import zipfile
 import zlib
@@ -25,7 +30,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .fetch import Opener, ensure_file, locate
+from .errors import DataFormatError
+from .fetch import Opener, ensure_file, locate, pinned_sha256, sha256_file
 from .readers import FORMATS, Table, encode_labels
 from .scaling import apply_scaler, fit_scaler
 from .spec import DatasetSpec, DataSettings, data_settings, get_spec
@@ -84,10 +90,11 @@ def prepare_split(
     spec = get_spec(name, config)
     seed = int(split_seed)
     out = settings.processed_dir / name / f"split{seed}.npz"
-    fingerprint = _fingerprint(spec, seed=seed)
+    raw = raw_identity(spec, settings)
+    fingerprint = _fingerprint(spec, seed=seed, raw=raw)
     if out.is_file() and _stored_fingerprint(out) == fingerprint:
         return out
-    table, classes = _load_table(spec, settings, seed, opener)
+    table, classes = _load_table(spec, settings, seed, opener, raw)
     train, val, test = make_split(spec.split, table.part, table.group, seed)
     X = table.X
     shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
@@ -106,25 +113,37 @@ def prepare_split(
 
 
 def load_split(path: str | os.PathLike) -> Split:
-    """Read a split written by :func:`prepare_split` (no pickle)."""
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
-        if missing:
-            raise ValueError(f"{path}: not a treeopt split file (missing {missing})")
-        return Split(
-            **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
-            classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
-            feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
-            split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
-        )
+    """Read a split written by :func:`prepare_split` (no pickle); a damaged or foreign file is a
+    :class:`DataFormatError` naming the file."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
+            if missing:
+                raise DataFormatError(f"{path}: not a treeopt split file (missing {missing})")
+            split = Split(
+                **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
+                classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
+                feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
+                split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
+            )
+    except (FileNotFoundError, IsADirectoryError, PermissionError, DataFormatError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, a bare .npy (no context manager), ...
+        raise DataFormatError(f"{path}: not a readable treeopt split file ({type(exc).__name__}: {exc})") from None
+    for part in ("train", "val", "test"):
+        X, y = getattr(split, f"X_{part}"), getattr(split, f"y_{part}")
+        if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or X.shape[1] != split.X_train.shape[1]:
+            raise DataFormatError(f"{path}: X_{part} {X.shape} and y_{part} {y.shape} do not fit together")
+    return split
 
 
 def availability(name: str, config: Mapping[str, Any]) -> str:
     """How ``prepare_split`` would get the data, without fetching anything.
 
-    ``generated`` (synthetic), ``bundled`` (ships with scikit-learn), ``cached`` (parsed
-    already, or every raw file already local), ``mirror`` (read from the mirror), or
-    ``download`` (at least one file must be downloaded).
+    ``generated`` (synthetic), ``bundled`` (ships with scikit-learn), ``missing`` (a local
+    ``path:`` file does not exist), ``cached`` (parsed already from the raw files as they are
+    now, or every raw file already local), ``mirror`` (read from the mirror), or ``download``
+    (at least one file must be downloaded).
     """
     settings = data_settings(config)
     spec = get_spec(name, config)
@@ -132,10 +151,13 @@ def availability(name: str, config: Mapping[str, Any]) -> str:
         return "generated"
     if spec.format == "sklearn":
         return "bundled"
+    located = [locate(spec, fs, settings) for fs in spec.files.values()]
+    if any(where.source == "path" and not where.path.is_file() for where in located):
+        return "missing"
     cache = settings.processed_dir / name / "data.npz"
-    if cache.is_file() and _stored_fingerprint(cache) == _fingerprint(spec):
+    if cache.is_file() and _stored_fingerprint(cache) == _fingerprint(spec, raw=raw_identity(spec, settings)):
         return "cached"
-    sources = {locate(spec, fs, settings).source for fs in spec.files.values()}
+    sources = {where.source for where in located}
     if "download" in sources:
         return "download"
     return "mirror" if "mirror" in sources else "cached"
@@ -160,26 +182,86 @@ def stored_shapes(path: Path, keys=SPLIT_KEYS) -> dict[str, tuple[int, ...]]:
 # ------------------------------------------------------------------------------ internals
 
 
+def raw_identity(spec: DatasetSpec, settings: DataSettings) -> dict[str, Any]:
+    """What the raw files are, for the cache fingerprints: per role, the entry's sha256 list when it gives
+    one, else the sha256 of the file found now (hashed again only when its size or mtime changed), the
+    pinned sha256 of a downloaded file no longer on disk, or ``missing:`` for an absent local ``path:``."""
+    identity: dict[str, Any] = {}
+    memo_path = settings.processed_dir / spec.name / "raw_files.json"
+    memo = _read_json(memo_path)
+    changed = False
+    for role, fs in sorted(spec.files.items()):
+        where = locate(spec, fs, settings)
+        if where.source == "path" and not where.path.is_file():
+            identity[role] = f"missing:{where.path}"
+        elif fs.sha256:
+            identity[role] = sorted(fs.sha256)
+        elif where.source == "download":
+            identity[role] = pinned_sha256(settings.lock_file, spec.name, role) or "absent"
+        else:
+            st = where.path.stat()
+            key = str(where.path.resolve())
+            seen = memo.get(key)
+            if not (isinstance(seen, dict) and seen.get("size") == st.st_size
+                    and seen.get("mtime_ns") == st.st_mtime_ns and isinstance(seen.get("sha256"), str)):
+                seen = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(where.path)}
+                memo[key] = seen
+                changed = True
+            identity[role] = seen["sha256"]
+    if changed:
+        with contextlib.suppress(OSError):
+            _atomic_write_json(memo_path, memo)
+    return identity
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _atomic_write_json(path: Path, value: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.json")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(value, fh, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def _load_table(
     spec: DatasetSpec, settings: DataSettings, seed: int, opener: Opener | None,
+    raw: dict[str, Any] | None = None,
 ) -> tuple[Table, np.ndarray]:
     """The parsed table with encoded labels, from the cache or parsed from raw files."""
     if spec.format == "synthetic":
         return _synthetic_table(spec, seed)
     cache = settings.processed_dir / spec.name / "data.npz"
-    fingerprint = _fingerprint(spec)
+    fingerprint = _fingerprint(spec, raw=raw_identity(spec, settings) if raw is None else raw)
     if cache.is_file() and _stored_fingerprint(cache) == fingerprint:
         with np.load(cache, allow_pickle=False) as z:
             group = z["group"] if z["group"].size else None
             table = Table(z["X"], z["y"], z["part"], group, list(z["feature_names"]) or None)
             return table, z["classes"]
     paths = {role: ensure_file(spec, fs, settings, opener=opener) for role, fs in spec.files.items()}
+    where = f"dataset {spec.name!r} (format {spec.format!r}, file {', '.join(str(p) for p in paths.values())})"
     try:
         table = FORMATS[spec.format].reader(paths, spec.options)
     except (ValueError, KeyError, EOFError, OSError, zlib.error) as exc:
-        raise ValueError(f"dataset {spec.name!r} ({spec.format}): {exc}") from exc
-    table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
-    _check_table(spec, table)
+        raise DataFormatError(f"{where}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - a damaged file can upset a parser in many ways; say which file
+        raise DataFormatError(f"{where}: cannot be parsed ({type(exc).__name__}: {exc})") from exc
+    try:
+        table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
+    except ValueError as exc:
+        raise DataFormatError(f"{where}: {exc}") from exc
+    _check_table(spec, table, where)
     _atomic_savez(cache, {
         "X": table.X, "y": table.y, "part": table.part,
         "group": table.group if table.group is not None else np.array([], dtype=np.int64),
@@ -208,23 +290,35 @@ def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
     return table, classes
 
 
-def _check_table(spec: DatasetSpec, table: Table) -> None:
+def _check_table(spec: DatasetSpec, table: Table, where: str | None = None) -> None:
+    """What every parsed data set must be: rows, feature columns, finite values, labels that are labels."""
+    where = where or f"dataset {spec.name!r}"
     X = table.X
     if X.ndim != 2 or X.shape[0] != len(table.y) or X.shape[0] == 0:
-        raise ValueError(f"dataset {spec.name!r}: parsed X {X.shape} does not match {len(table.y)} labels")
+        raise DataFormatError(f"{where}: parsed X {X.shape} does not match {len(table.y)} labels")
+    if X.shape[1] == 0:
+        raise DataFormatError(f"{where}: parsed no feature columns; is the format right?")
     if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"dataset {spec.name!r}: NaN or inf in the features (row {bad[0]}, column {bad[1]})")
-    if spec.task == "classification" and len(np.unique(table.y)) < 2:
-        raise ValueError(f"dataset {spec.name!r}: only one class in the labels")
+        raise DataFormatError(f"{where}: NaN or inf in the features (row {bad[0]}, column {bad[1]})")
+    if spec.task == "classification":
+        n, k = len(table.y), len(np.unique(table.y))
+        if k < 2:
+            raise DataFormatError(f"{where}: only one class in the labels")
+        if n >= 20 and k > n / 2:
+            raise DataFormatError(
+                f"{where}: the label column has {k} distinct values in {n} rows, not class labels; check "
+                f"format and options.label_column"
+            )
 
 
-def _fingerprint(spec: DatasetSpec, seed: int | None = None) -> str:
-    """Hash of everything that determines the cached content."""
+def _fingerprint(spec: DatasetSpec, seed: int | None = None, raw: dict[str, Any] | None = None) -> str:
+    """Hash of everything that determines the cached content: the entry and the raw files' identity."""
     content: dict[str, Any] = {
         "version": CACHE_VERSION, "task": spec.task, "format": spec.format,
         "options": spec.options,
         "files": {r: [list(f.sha256), f.mirror, f.path, list(f.urls)] for r, f in sorted(spec.files.items())},
+        "raw": raw or {},
     }
     if seed is not None:
         content.update(split=spec.split, scale=spec.scale, seed=seed)
@@ -242,7 +336,7 @@ def _stored_fingerprint(path: Path) -> str | None:
 
 def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp.npz")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.npz")
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
@@ -251,3 +345,34 @@ def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_TMP_FILE = re.compile(r"^[^/]+\.p(?P<pid>\d+)\.[A-Za-z0-9_]{8}\.(tmp\.npz|tmp\.json|part)$")
+
+
+def clean_stale_temporaries(processed_dir: str | os.PathLike, raw_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Remove temporary files that killed processes left; return them.
+
+    Looks in ``processed_dir/{name}/`` (caches being written) and ``raw_dir/{name}/`` (downloads in progress)
+    for names this package writes (``{file}.p{pid}.{random}.tmp.npz|.tmp.json|.part``) whose process is gone."""
+    removed = []
+    for root in (processed_dir, raw_dir):
+        if root is None or not Path(root).is_dir():
+            continue
+        for path in sorted(Path(root).glob("*/*")):
+            match = _TMP_FILE.match(path.name)
+            if match and path.is_file() and not path.is_symlink() and not _process_alive(int(match["pid"])):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                removed.append(path)
+    return removed

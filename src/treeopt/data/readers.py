@@ -78,11 +78,17 @@ def read_libsvm(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Table:
     if zero_based not in ("auto", True, False):
         raise ValueError(f"options.zero_based must be auto, true or false, got {zero_based!r}")
     ordered = _ordered(paths)
+    names = ", ".join(str(p) for _, p in ordered)
     with contextlib.ExitStack() as stack:
         streams = [stack.enter_context(open_stream(p, options.get("member"))) for _, p in ordered]
-        loaded = load_svmlight_files(
-            streams, n_features=options["n_features"], dtype=np.float64, zero_based=zero_based
-        )
+        try:
+            loaded = load_svmlight_files(
+                streams, n_features=options["n_features"], dtype=np.float64, zero_based=zero_based
+            )
+        except ValueError as exc:
+            raise ValueError(f"{names}: not LIBSVM/svmlight text ('label idx:value ...' per line): {exc}") from None
+    if loaded[0].shape[1] == 0:
+        raise ValueError(f"{names}: no 'idx:value' feature entries on any line; not LIBSVM text")
     arrays = [
         (role, loaded[2 * i].toarray(), np.asarray(loaded[2 * i + 1]))
         for i, (role, _) in enumerate(ordered)
@@ -175,6 +181,21 @@ def _first_line(path: Path, options: Mapping[str, Any]) -> list[str]:
     raise ValueError(f"{path}: no data lines")
 
 
+def _check_widths(path: Path, options: Mapping[str, Any], n_fields: int) -> None:
+    """Raise naming the first line whose number of fields differs from the first line's (a diagnosis run
+    only when parsing failed, so the fast path stays pandas')."""
+    comment, delimiter = options["comment"], options["delimiter"]
+    with open_stream(path, options.get("member")) as fh:
+        for number, raw in enumerate(io.TextIOWrapper(fh, encoding="utf-8", errors="replace"), start=1):
+            line = raw.strip()
+            if not line or (comment and line.startswith(comment)):
+                continue
+            width = len(line.split(delimiter))
+            if width != n_fields:
+                raise ValueError(f"{path}: line {number} has {width} fields, the first line {n_fields}; rows "
+                                 f"must have equal widths")
+
+
 def read_delimited(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Table:
     """Delimited text (UCI ``.data``, PMLB ``.tsv``): one row per line.
 
@@ -187,6 +208,12 @@ def read_delimited(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Tab
 
     ordered = _ordered(paths)
     first = _first_line(ordered[0][1], options)
+    if len(first) < 2:
+        looks = " (it looks like LIBSVM text: 'label idx:value ...')" if re.search(r"\s\d+:\S", first[0]) else ""
+        raise ValueError(
+            f"{ordered[0][1]}: the first line has a single field when split at {options['delimiter']!r}, so "
+            f"there is no feature column beside the label; is the file in another format{looks}?"
+        )
     names = first if options["header"] else [str(i) for i in range(len(first))]
     label = _column_index(options["label_column"], names, "label_column")
     drop = {_column_index(c, names, "drop_columns") for c in options["drop_columns"] or []}
@@ -215,7 +242,8 @@ def read_delimited(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Tab
                     comment=options["comment"] or None, skipinitialspace=True,
                     keep_default_na=False, na_filter=False, skip_blank_lines=True,
                 )
-            except ValueError as exc:
+            except ValueError as exc:  # pandas' ParserError is a ValueError
+                _check_widths(path, options, len(names))
                 raise ValueError(
                     f"{path}: could not parse a numeric column ({exc}); list non-numeric "
                     "feature columns in options.categorical"
@@ -223,6 +251,10 @@ def read_delimited(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Tab
         frame.columns = range(len(names))
         if frame.shape[0] == 0:
             raise ValueError(f"{path}: no data rows")
+        short = frame.isna().any(axis=1).to_numpy()
+        if short.any():
+            _check_widths(path, options, len(names))
+            raise ValueError(f"{path}: data row {int(np.flatnonzero(short)[0]) + 1} has an empty or NaN value")
         frames.append((role, frame))
 
     all_rows = pd.concat([f for _, f in frames], ignore_index=True)
@@ -272,7 +304,14 @@ def read_cal_housing(paths: Mapping[str, Path], options: Mapping[str, Any]) -> T
     rows = [ln for ln in text.splitlines() if ln.strip()]
     if rows and re.search(r"[A-Za-z]", rows[0]):
         rows = rows[1:]  # a column-name header line added by some copies
-    data = np.array([[float(v) for v in ln.split(",")] for ln in rows])
+    widths = {len(ln.split(",")) for ln in rows}
+    if widths != {9}:
+        raise ValueError(f"{paths['data']}: expected 9 comma-separated columns on every line, found "
+                         f"{sorted(widths)[:5]}")
+    try:
+        data = np.array([[float(v) for v in ln.split(",")] for ln in rows])
+    except ValueError as exc:
+        raise ValueError(f"{paths['data']}: not numbers ({exc})") from None
     if data.ndim != 2 or data.shape[1] != 9:
         raise ValueError(f"{paths['data']}: expected 9 comma-separated columns, got {data.shape}")
     c = {name: data[:, i] for i, name in enumerate(_CAL_COLUMNS)}
@@ -322,7 +361,12 @@ def read_npz(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Table:
             missing = {"X", "y"} - set(z.files)
             if missing:
                 raise ValueError(f"{path}: npz needs arrays X and y; missing {sorted(missing)}")
-            arrays.append((role, np.asarray(z["X"], dtype=np.float64), z["y"]))
+            X, y = z["X"], z["y"]
+            if X.ndim != 2 or X.shape[1] == 0 or X.dtype.kind not in "biuf":
+                raise ValueError(f"{path}: X must be a 2-D numeric array with columns, got {X.dtype} {X.shape}")
+            if y.ndim != 1 or len(y) != len(X):
+                raise ValueError(f"{path}: y must be 1-D with one label per row of X, got {y.shape} for {X.shape}")
+            arrays.append((role, np.asarray(X, dtype=np.float64), y))
             groups.append(z["group"] if "group" in z.files else None)
     X, y, part = _concat_parts(arrays)
     group = np.concatenate(groups) if all(g is not None for g in groups) else None

@@ -2,12 +2,15 @@
 
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
-    python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER
+    python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER [--force]
     python -m treeopt.experiments report co2_table1 --set profile=paper --out results/paper
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
 exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
 some targets were asked of Snakemake. The workflow's own tables always need every final run.
+
+``rerun`` writes into a new (absent or empty) folder. ``--force`` replaces an earlier run folder (one that holds
+only a run's files); any other non-empty folder is refused, with or without ``--force``.
 """
 
 import argparse
@@ -16,7 +19,7 @@ from collections import Counter
 
 from .config import ConfigError, load_config
 from .plan import build_plan
-from .runner import rerun
+from .runner import RunFolderError, rerun
 
 
 def _config(args):
@@ -70,7 +73,9 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="folder for {table}.csv; figures go to OUT/figures")
     p = sub.add_parser("rerun", help="repeat a run from its params.yaml into a new folder")
     p.add_argument("params_yaml")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="a new or empty folder for the run")
+    p.add_argument("--force", action="store_true",
+                   help="replace OUT when it holds an earlier run (never any other folder)")
     args = parser.parse_args(argv)
 
     try:
@@ -88,8 +93,11 @@ def main(argv=None):
         elif args.command == "report":
             return _report(args)
         else:
-            result = rerun(args.params_yaml, args.out)
+            result = rerun(args.params_yaml, args.out, force=args.force)
             print(f"{args.out}: test {result['test']}")
+    except (RunFolderError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2

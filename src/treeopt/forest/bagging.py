@@ -13,7 +13,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
@@ -89,13 +89,49 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
     def _make_estimator(self):
         return clone(self.estimator)
 
+    _TREE_LEARNERS = ("AxisAlignedTreeClassifier, CO2TreeClassifier, OC1TreeClassifier or "
+                      "RandomObliqueTreeClassifier from treeopt.greedy")
+
+    def _check_base(self, estimator):
+        """Before any fitting: the base learner must be a classifier that takes a ``random_state``."""
+        name = type(estimator).__name__
+        if not is_classifier(estimator):
+            raise ValueError(f"estimator {name} is not a classifier; BaggedTreesClassifier bags tree classifiers "
+                             f"such as {self._TREE_LEARNERS}")
+        if "random_state" not in estimator.get_params(deep=False):
+            raise ValueError(f"estimator {name} has no random_state parameter; every tree of the forest is given "
+                             f"its own seed through it")
+
+    def _check_fitted_base(self, estimator, n_features):
+        """After fitting a tree: it must expose ``tree_`` in treeopt's format, with a row per class it saw."""
+        name = type(estimator).__name__
+        tree = getattr(estimator, "tree_", None)
+        if not isinstance(tree, Tree):
+            got = "no tree_" if tree is None else f"a tree_ of type {type(tree).__module__}.{type(tree).__name__}"
+            raise ValueError(f"estimator {name} gives {got} once fitted; BaggedTreesClassifier needs a "
+                             f"treeopt.trees.Tree as tree_ to score the forest: use {self._TREE_LEARNERS}")
+        classes = getattr(estimator, "classes_", None)
+        if tree.value_kind == "regression" or classes is None or tree.n_outputs != len(classes):
+            raise ValueError(f"estimator {name}'s tree_ has {tree.n_outputs} outputs ({tree.value_kind}) for "
+                             f"classes_ {classes}: not a classification tree")
+        if tree.n_features != n_features:
+            raise ValueError(f"estimator {name}'s tree_ expects {tree.n_features} features, the data have "
+                             f"{n_features}")
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
         seeds = tree_seeds(self.random_state, self.n_estimators)
-        self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap) for seed in seeds)
+        self._check_base(self._make_estimator())
+        # the first tree alone, so that an unusable base learner fails now and fast, not at predict
+        first = _fit_one(self._make_estimator(), X, y_enc, seeds[0], self.bootstrap)
+        self._check_fitted_base(first, X.shape[1])
+        rest = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap) for seed in seeds[1:])
+        for estimator in rest:
+            self._check_fitted_base(estimator, X.shape[1])
+        self.estimators_ = [first, *rest]
         return self
 
     def _n_trees(self, n_trees):

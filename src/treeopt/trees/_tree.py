@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +79,12 @@ class Tree:
             raise ValueError("every node except the root must have exactly one parent")
         is_leaf = left < 0
 
+        if sp.issparse(weights):  # scipy checks CSR index ranges only on request; the kernels trust them
+            weights = weights.tocsr()
+            try:
+                weights.check_format(full_check=True)
+            except ValueError as exc:
+                raise ValueError(f"weights: invalid sparse matrix ({exc})") from None
         W = sp.csr_matrix(weights, dtype=np.float64)
         if W.shape[0] != n_nodes:
             raise ValueError(f"weights has {W.shape[0]} rows for {n_nodes} nodes")
@@ -126,10 +134,11 @@ class Tree:
         self.value = np.ascontiguousarray(value)
         self.value_kind = value_kind
         self.x_dtype = x_dtype
-        self.depth = (_kernels.node_depths(left, right) if depth is None
-                      else _as_index_array(depth, "depth", n_nodes))
+        self.depth = _kernels.node_depths(left, right)
         if np.any(self.depth < 0):
-            raise ValueError("some nodes are not reachable from the root")
+            raise ValueError("some nodes are not reachable from the root (the child links contain a cycle)")
+        if depth is not None and not np.array_equal(_as_index_array(depth, "depth", n_nodes), self.depth):
+            raise ValueError("depth disagrees with the depths the child links give")
         self.n_samples = (np.full(n_nodes, -1, dtype=np.int64) if n_samples is None
                           else _as_index_array(n_samples, "n_samples", n_nodes))
 
@@ -292,15 +301,13 @@ class Tree:
 
     @classmethod
     def from_arrays(cls, arrays, prefix=""):
-        meta = json.loads(str(arrays[f"{prefix}meta"]))
-        if meta.get("format_version") != _FORMAT_VERSION:
-            raise ValueError(f"unsupported tree format version {meta.get('format_version')}")
-        n_nodes = arrays[f"{prefix}left"].shape[0]
-        W = sp.csr_matrix((arrays[f"{prefix}w_data"], arrays[f"{prefix}w_indices"], arrays[f"{prefix}w_indptr"]),
-                          shape=(n_nodes, meta["n_features"]))
-        return cls(arrays[f"{prefix}left"], arrays[f"{prefix}right"], W, arrays[f"{prefix}bias"],
-                   arrays[f"{prefix}value"], feature=arrays[f"{prefix}feature"], depth=arrays[f"{prefix}depth"],
-                   n_samples=arrays[f"{prefix}n_samples"], value_kind=meta["value_kind"], x_dtype=meta["x_dtype"])
+        """The tree described by ``to_arrays`` output; every array is checked first (:func:`check_tree_arrays`),
+        so a damaged or foreign file gives a ``ValueError`` naming the array, never reaches a kernel."""
+        a, meta = check_tree_arrays(arrays, prefix)
+        n_nodes = a["left"].shape[0]
+        W = sp.csr_matrix((a["w_data"], a["w_indices"], a["w_indptr"]), shape=(n_nodes, meta["n_features"]))
+        return cls(a["left"], a["right"], W, a["bias"], a["value"], feature=a["feature"], depth=a["depth"],
+                   n_samples=a["n_samples"], value_kind=meta["value_kind"], x_dtype=meta["x_dtype"])
 
     def save(self, path):
         """Write the tree to ``path`` (.npz, no pickle), atomically."""
@@ -359,8 +366,160 @@ def save_trees(path, trees):
         raise
 
 
+TREE_ARRAYS = ("left", "right", "feature", "bias", "value", "depth", "n_samples", "w_indptr", "w_indices",
+               "w_data", "meta")
+_INT_ARRAYS = ("left", "right", "feature", "depth", "n_samples", "w_indptr", "w_indices")
+_FILE_HINT = "a treeopt tree file is the .npz written by Tree.save / save_trees"
+
+
+def _fail(prefix, message):
+    where = f"tree {prefix.rstrip('_').lstrip('t')}: " if prefix else ""
+    raise ValueError(f"{where}{message}")
+
+
+def check_tree_arrays(arrays, prefix=""):
+    """Validate the arrays of one stored tree before anything else reads them; return (arrays, meta).
+
+    Checks every array's presence, dtype and shape, the meta record, that the child links form one tree
+    rooted at 0 (every other node has exactly one parent, -1 at both links of a leaf, no cycles), that
+    ``depth`` and ``feature`` agree with them, that the CSR weights are well formed (``indptr`` starts at 0,
+    never decreases and ends at nnz; column ``indices`` in [0, n_features)) and that numbers are finite. Raises
+    one ``ValueError`` naming what is missing or wrong.
+    """
+    names = [f"{prefix}{k}" for k in TREE_ARRAYS]
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        _fail(prefix, f"missing array(s) {missing}; {_FILE_HINT}")
+    a = {k: np.asarray(arrays[f"{prefix}{k}"]) for k in TREE_ARRAYS}
+
+    meta_arr = a.pop("meta")
+    if meta_arr.shape != () or meta_arr.dtype.kind not in "US":
+        _fail(prefix, f"meta must be a JSON string, got a {meta_arr.dtype} array of shape {meta_arr.shape}")
+    try:
+        meta = json.loads(str(meta_arr.item() if meta_arr.dtype.kind == "U" else meta_arr.item().decode()))
+    except (ValueError, UnicodeDecodeError) as exc:
+        _fail(prefix, f"meta is not valid JSON ({exc})")
+    if not isinstance(meta, dict):
+        _fail(prefix, "meta must be a JSON object")
+    if meta.get("format_version") != _FORMAT_VERSION:
+        _fail(prefix, f"unsupported tree format version {meta.get('format_version')!r} (this treeopt reads "
+                      f"{_FORMAT_VERSION})")
+    if meta.get("value_kind") not in VALUE_KINDS:
+        _fail(prefix, f"meta value_kind must be one of {VALUE_KINDS}, got {meta.get('value_kind')!r}")
+    if meta.get("x_dtype") not in ("float64", "float32"):
+        _fail(prefix, f"meta x_dtype must be 'float64' or 'float32', got {meta.get('x_dtype')!r}")
+    p = meta.get("n_features")
+    if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+        _fail(prefix, f"meta n_features must be a non-negative integer, got {p!r}")
+
+    for k in _INT_ARRAYS:
+        if a[k].dtype.kind not in "iu" or a[k].ndim != 1:
+            _fail(prefix, f"{k} must be a 1-D integer array, got {a[k].dtype} of shape {a[k].shape}")
+        a[k] = a[k].astype(np.int64)
+    for k in ("bias", "w_data", "value"):
+        if a[k].dtype.kind not in "fiu":
+            _fail(prefix, f"{k} must hold numbers, got dtype {a[k].dtype}")
+        a[k] = a[k].astype(np.float64)
+
+    left, right = a["left"], a["right"]
+    n = left.shape[0]
+    if n == 0:
+        _fail(prefix, "left is empty (a tree has at least its root)")
+    for k in ("right", "feature", "depth", "n_samples", "bias"):
+        if a[k].shape != (n,):
+            _fail(prefix, f"{k} has shape {a[k].shape}, expected ({n},) like left")
+    if a["value"].ndim != 2 or a["value"].shape[0] != n or a["value"].shape[1] < 1:
+        _fail(prefix, f"value has shape {a['value'].shape}, expected ({n}, k) with k >= 1")
+
+    # child links: -1 at leaves (both), else ids in 1..n-1, each non-root node exactly one parent, no cycle
+    for k, links in (("left", left), ("right", right)):
+        bad = (links != -1) & ((links < 1) | (links >= n))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            _fail(prefix, f"{k}[{i}] = {links[i]}: a child id must be -1 (leaf) or in 1..{n - 1}")
+    if np.any((left == -1) != (right == -1)):
+        i = int(np.flatnonzero((left == -1) != (right == -1))[0])
+        _fail(prefix, f"node {i} has one child (left {left[i]}, right {right[i]}); -1 must be at both or neither")
+    children = np.concatenate([left[left >= 0], right[right >= 0]])
+    parents = np.bincount(children, minlength=n)
+    if parents[0] != 0 or np.any(parents[1:] != 1):
+        i = int(np.flatnonzero(parents != np.r_[0, np.ones(n - 1, dtype=np.int64)])[0])
+        _fail(prefix, f"node {i} has {parents[i]} parents; the root 0 must have none and every other node one")
+    depth = _kernels.node_depths(left, right)  # safe: ids in range, one parent each
+    if np.any(depth < 0):
+        _fail(prefix, f"nodes {np.flatnonzero(depth < 0)[:10].tolist()} are not reachable from the root "
+                      f"(the child links contain a cycle)")
+    if not np.array_equal(a["depth"], depth):
+        i = int(np.flatnonzero(a["depth"] != depth)[0])
+        _fail(prefix, f"depth[{i}] = {a['depth'][i]}, but the child links put node {i} at depth {depth[i]}")
+    if np.any(a["n_samples"] < -1):
+        _fail(prefix, "n_samples must be >= 0 (or -1: unknown)")
+
+    # weights: CSR with nnz = indptr[-1], columns in range, and split types agreeing with them
+    indptr, indices, data = a["w_indptr"], a["w_indices"], a["w_data"]
+    if indptr.shape != (n + 1,):
+        _fail(prefix, f"w_indptr has shape {indptr.shape}, expected ({n + 1},)")
+    if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+        _fail(prefix, "w_indptr must start at 0 and never decrease")
+    if data.ndim != 1 or indices.shape != data.shape or indptr[-1] != indices.shape[0]:
+        _fail(prefix, f"w_indices {indices.shape} and w_data {data.shape} must both have w_indptr[-1] = "
+                      f"{indptr[-1]} entries")
+    if indices.size and (indices.min() < 0 or indices.max() >= p):
+        _fail(prefix, f"w_indices must lie in [0, {p}) (n_features), found {indices.min()}..{indices.max()}")
+    for k in ("bias", "w_data"):
+        if not np.all(np.isfinite(a[k])):
+            _fail(prefix, f"{k} contains NaN or infinity")
+    if np.any(np.isnan(a["value"])):
+        _fail(prefix, "value contains NaN")
+    feature, is_leaf = a["feature"], left == -1
+    if np.any(feature[is_leaf] != LEAF):
+        _fail(prefix, f"feature must be {LEAF} at every leaf")
+    inner = feature[~is_leaf]
+    if np.any((inner < OBLIQUE) | (inner >= p)):
+        _fail(prefix, f"feature of an internal node must be {OBLIQUE} (oblique) or in [0, {p})")
+    return a, meta
+
+
 def load_trees(path):
-    """Read the trees written by ``save_trees`` / ``Tree.save``."""
-    with np.load(path, allow_pickle=False) as f:
-        n = int(f["n_trees"])
-        return [Tree.from_arrays(f, prefix=f"t{t}_") for t in range(n)]
+    """Read the trees written by ``save_trees`` / ``Tree.save``.
+
+    Never unpickles. Anything that is not such a file (an ``.npy``, other arrays, a pickle, a truncated or
+    corrupt zip) or holds inconsistent arrays raises one ``ValueError`` naming the file and what is wrong.
+    """
+    try:
+        f = np.load(path, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, NotImplementedError (odd zip method)...
+        raise ValueError(f"{path}: not a readable tree file ({_FILE_HINT}): {type(exc).__name__}: {exc}") from None
+    if not isinstance(f, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: holds a single array ({getattr(f, 'dtype', '?')}, shape "
+                         f"{getattr(f, 'shape', '?')}), not a tree file; {_FILE_HINT}")
+    with f:
+        try:
+            if "n_trees" not in f.files:
+                raise ValueError(f"no array 'n_trees' (the file holds {sorted(f.files)[:12]}); {_FILE_HINT}")
+            count = _read_member(f, "n_trees")
+            if count.shape != () or count.dtype.kind not in "iu" or not 0 < int(count) <= len(f.files):
+                raise ValueError(f"n_trees must be a positive integer no larger than the number of arrays, "
+                                 f"got {count!r}")
+            trees = []
+            for t in range(int(count)):
+                prefix = f"t{t}_"
+                missing = [f"{prefix}{k}" for k in TREE_ARRAYS if f"{prefix}{k}" not in f.files]
+                if missing:
+                    raise ValueError(f"tree {t}: missing array(s) {missing}; {_FILE_HINT}")
+                arrays = {f"{prefix}{k}": _read_member(f, f"{prefix}{k}") for k in TREE_ARRAYS}
+                trees.append(Tree.from_arrays(arrays, prefix=prefix))
+            return trees
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+
+def _read_member(f, name):
+    """One array of an open .npz; any failure to read it (corrupt zip entry or .npy header) is a ValueError."""
+    try:
+        return f[name]
+    except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, EOFError, NotImplementedError, ...
+        raise ValueError(f"array {name!r} cannot be read (the file is damaged): {type(exc).__name__}: {exc}") \
+            from None
