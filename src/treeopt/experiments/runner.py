@@ -120,7 +120,9 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         "fit_seconds": fit_seconds, "predict_seconds": predict_seconds,
     }
     X_stats = split.X_test if split.X_test.shape[0] else X_fit
-    result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), X_stats)
+    trees = _metrics.fitted_trees(estimator)
+    result["tree"] = _metrics.tree_stats(trees, X_stats)
+    result["tree"].update(_metrics.split_counts(estimator, trees))
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     return result, estimator
 

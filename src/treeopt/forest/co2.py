@@ -52,7 +52,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
 
     def __init__(self, n_estimators=30, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20,
-                 batch_size=100, momentum=0.9, axis_fallback=False, compare_with_axis=False, standardize="none", bootstrap=True,
+                 batch_size=100, momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none", bootstrap=True,
                  n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.nu = nu

@@ -14,10 +14,11 @@ Per node (CO2 paper Sec. 5):
 2. its partition, scaled onto the sphere ``||[w, b]||^2 = nu`` in the stump's coordinates, and the
    add-one-smoothed leaf log-frequencies start Alg. 1;
 3. the optimised split, mapped back to input coordinates, is routed with the tree store's arithmetic.
-   It is kept when it sends at least ``min_samples_leaf`` points each way. Otherwise (the stump collapsed
-   onto one side) the node becomes a leaf, or, with the ``axis_fallback`` safeguard (not in the paper),
-   takes the initial axis split; with the safeguard, an optimised split without positive information
-   gain (or, with ``compare_with_axis``, with less gain than the axis split) is replaced as well.
+   It is kept when it sends at least ``min_samples_leaf`` points each way. A stump that collapsed onto
+   one side cannot split the node: ``axis_fallback`` 0 ("never") makes the node a leaf, 1 ("collapsed")
+   splits it with the initial axis split so growth continues to pure leaves, 2 ("no_gain", a safeguard
+   not in the paper) also replaces optimised splits without positive information gain (and, with
+   ``compare_with_axis``, with less gain than the axis split).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ._co2_sgd import _splitmix64, co2_stump_sgd
 _NJIT = dict(cache=True, nogil=True)
 
 STANDARDIZE_CODES = {"none": 0, "tree": 1, "node": 2}
+FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
 
 
 @njit(**_NJIT)
@@ -288,11 +290,11 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         use = 0  # 0 leaf, 1 oblique, 2 axis
         if min(n_right, m - n_right) >= min_samples_leaf:
             use = 1
-            if axis_fallback:
+            if axis_fallback == 2:
                 g = _gain(y, idx, start, stop, go_right, k, xlogx)
                 if not g > 0.0 or (compare_with_axis and g < axis_gain):
                     use = 2
-        elif axis_fallback:
+        elif axis_fallback >= 1:
             use = 2
         else:
             counts[2] += 1
