@@ -18,7 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_NJIT = dict(cache=True, nogil=True)
+# fastmath without the no-NaN/no-inf assumptions: lets LLVM reassociate the dot products and gradient sums
+# (vector instructions) and contract multiply-adds. Results change only by round-off (the order of the
+# sums); the kernel is about 25% faster (30 -> 23 ns per sample-epoch at p = 16, k = 26).
+_NJIT = dict(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
