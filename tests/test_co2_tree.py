@@ -162,3 +162,19 @@ def test_errors_for_nan_one_class_wrong_width_and_bad_params(Est):
 @parametrize_with_checks([CO2TreeClassifier(max_epochs=3), CO2ForestClassifier(n_estimators=3, max_epochs=3)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_packed_staged_prediction_equals_averaging_the_trees_one_by_one():
+    """The one-kernel forest prediction (all trees routed together, prefix sums per stage) equals the mean
+    of the trees' own ``Tree.predict_proba`` at every forest size; staged output defaults to every size."""
+    X, y = _three_classes(n=300, seed=5)
+    X_test, _ = _three_classes(n=200, seed=6)
+    forest = CO2ForestClassifier(n_estimators=5, nu=1.0, random_state=0, **FAST).fit(X, y)
+    stages = list(forest.staged_predict_proba(X_test))
+    assert len(stages) == 5
+    running = np.zeros((200, 3))
+    for m, (est, staged) in enumerate(zip(forest.estimators_, stages), start=1):
+        running[:, est.classes_] += est.tree_.predict_proba(X_test)
+        assert np.allclose(staged, running / m, atol=1e-12)
+        assert np.allclose(forest.predict_proba(X_test, n_trees=m), running / m, atol=1e-12)
+    assert [s.shape for s in forest.staged_predict_proba(X_test, [2, 4])] == [(200, 3), (200, 3)]
