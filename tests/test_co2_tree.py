@@ -178,3 +178,24 @@ def test_packed_staged_prediction_equals_averaging_the_trees_one_by_one():
         assert np.allclose(staged, running / m, atol=1e-12)
         assert np.allclose(forest.predict_proba(X_test, n_trees=m), running / m, atol=1e-12)
     assert [s.shape for s in forest.staged_predict_proba(X_test, [2, 4])] == [(200, 3), (200, 3)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_in_place_axis_search_on_an_index_slice_equals_the_reference_search(seed):
+    """The grower's axis search over ``idx[start:stop]`` (a bootstrap slice, repeats allowed) returns the same
+    feature, threshold and gain as ``best_axis_split`` on the copied rows."""
+    from treeopt.greedy._co2_grow import _best_axis_on_slice, _xlogx_table
+    from treeopt.greedy._criteria import best_axis_split
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(80, 5)), 1)  # ties
+    y = rng.integers(0, 3, 80)
+    idx = rng.integers(0, 80, 120)
+    start, stop = 10, 110
+    feats = rng.permutation(5)
+    rows = idx[start:stop]
+    total = np.bincount(y[rows], minlength=3)
+    m = stop - start
+    got = _best_axis_on_slice(X, y, idx, start, stop, 3, feats, 3, 2, _xlogx_table(m), total, np.empty(m),
+                              np.empty(m, dtype=np.int64), np.empty(m))
+    ref = best_axis_split(X[rows], y[rows], 3, feats[:3].astype(np.int64), 2)
+    assert got[0] == ref[0] and got[1] == ref[1] and np.isclose(got[2], ref[2], atol=1e-12)

@@ -43,7 +43,7 @@ def _xlogx_table(n):
 
 
 @njit(**_NJIT)
-def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys, col, order):
+def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys, col):
     """Exact best information-gain axis split of the points ``idx[start:stop]`` over ``feats[:n_feats]``.
 
     Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split`; returns
@@ -160,7 +160,6 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
     col = np.empty(n)
-    order = np.empty(n, dtype=np.int64)
     Z = np.empty((n, p))
     yl = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)
@@ -216,10 +215,10 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             feats[j] = feats[r]
             feats[r] = a
         f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats, q, min_samples_leaf, xlogx,
-                                                total, zs, ys, col, order)
+                                                total, zs, ys, col)
         if f < 0 and q < p:
             f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats[q:], p - q,
-                                                    min_samples_leaf, xlogx, total, zs, ys, col, order)
+                                                    min_samples_leaf, xlogx, total, zs, ys, col)
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
