@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from treeopt.greedy._co2_sgd import _shuffle, batch_bounds, next_learning_rate
 from treeopt.greedy._criteria import best_axis_split, class_counts, entropy, information_gain
 from treeopt.greedy.co2 import (
     _log_losses,
@@ -147,18 +148,124 @@ def test_stump_optimiser_is_seeded():
     assert not np.array_equal(a.weights, c.weights)  # a different shuffle changes the mini-batches
 
 
-def test_learning_rate_is_reduced_when_the_surrogate_oscillates():
-    """A rate far too large makes the tracked surrogate rise; the rule halves the rate after `patience` rises."""
+def _replay_rate(history, eta, patience):
+    """The Sec. 4.2 rule written out: halve after `patience` consecutive rises; a fall resets the count."""
+    rises = 0
+    for prev, cur in zip(history[:-1], history[1:]):
+        if cur > prev:
+            rises += 1
+            if rises == patience:
+                eta, rises = eta / 2, 0
+        else:
+            rises = 0
+    return eta
+
+
+def test_learning_rate_rule_counts_consecutive_rises_only():
+    assert next_learning_rate(1.0, 0, 1.0, 2.0, 2) == (1.0, 1)   # first rise
+    assert next_learning_rate(1.0, 1, 2.0, 1.5, 2) == (1.0, 0)   # a fall resets the count
+    assert next_learning_rate(1.0, 1, 2.0, 3.0, 2) == (0.5, 0)   # second consecutive rise halves
+    assert next_learning_rate(1.0, 0, 1.0, 1.0, 1) == (1.0, 0)   # no change is not a rise
+    # rises, fall, rise, fall, ...: never two in a row, so the rate stays
+    eta, rises = 1.0, 0
+    for prev, cur in [(1, 2), (2, 1), (1, 2), (2, 1), (1, 2)]:
+        eta, rises = next_learning_rate(eta, rises, prev, cur, 2)
+    assert eta == 1.0
+
+
+def test_learning_rate_in_the_optimiser_follows_the_rule_on_its_tracked_surrogate():
+    """A rate far too large makes the surrogate oscillate; the final rate is the rule replayed on the
+    recorded history (the surrogate over all points at one parameter state per epoch)."""
     X, y = _diagonal_problem(n=800, seed=2)
     w0, b0, theta0, _, _ = _axis_init(X, y, 10.0)
     stump = optimize_co2_stump(X, y, w0, b0, theta0, nu=10.0, learning_rate=5.0, max_epochs=40,
                                n_iter_no_change=100, patience=2)
-    rises = int(np.sum(np.diff(stump.surrogate) > 0))
-    assert rises >= 2
-    assert stump.learning_rate <= 5.0 * 0.5 ** (rises // 2) * (1 + 1e-12)
-    calm = optimize_co2_stump(X, y, w0, b0, theta0, nu=10.0, learning_rate=5.0, max_epochs=40,
-                              n_iter_no_change=100, patience=10**6)
-    assert calm.learning_rate == 5.0
+    assert stump.learning_rate < 5.0
+    assert stump.learning_rate == _replay_rate(stump.surrogate, 5.0, 2)
+    assert np.sum(np.diff(stump.surrogate) > 0) >= 3
+    # history entries are eq. (10) at the returned parameters (the last one) and at the start (the first)
+    assert np.isclose(stump.surrogate[-1], stump_surrogate(X, y, stump.weights, stump.bias, stump.theta).mean())
+    assert np.isclose(stump.surrogate[0], stump_surrogate(X, y, w0, b0, theta0).mean())
+
+
+def _reference_epochs(X, y, w, b, theta, perms, *, nu, eta, momentum, batch_size, tau):
+    """Alg. 1 with the Sec. 4.2 modifications written plainly in numpy, over the given permutations:
+    w_old refreshed every tau epochs, equal mini-batches, averaged subgradients of eq. (11), momentum,
+    projection onto ||[w, b]||^2 <= nu after every step."""
+    n, p = X.shape
+    wt = np.append(np.asarray(w, float), b)       # w~ = [w, b]
+    Xt = np.hstack([X, -np.ones((n, 1))])          # x~ = [x, -1]
+    theta = np.array(theta, dtype=float)
+    v, vth = np.zeros(p + 1), np.zeros_like(theta)
+    for e, perm in enumerate(perms):
+        if e % tau == 0:
+            s = np.where(Xt @ wt >= 0, 1.0, -1.0)  # sgn(w_old . x~)
+        nb = -(-n // batch_size)
+        for i in range(nb):
+            batch = perm[i * n // nb:(i + 1) * n // nb]
+            z = Xt[batch] @ wt
+            lse = np.log(np.exp(theta).sum(axis=1))
+            l0 = lse[0] - theta[0, y[batch]]
+            l1 = lse[1] - theta[1, y[batch]]
+            go_left = -z + l0 >= z + l1                # loss-augmented inference (Alg. 1 line 9)
+            coef = np.where(go_left, -(1 + s[batch]), 1 - s[batch])
+            g = (coef[:, None] * Xt[batch]).mean(axis=0)
+            gth = np.zeros_like(theta)
+            probs = np.exp(theta - lse[:, None])
+            for side, mask in ((0, go_left), (1, ~go_left)):
+                for c in y[batch][mask]:
+                    gth[side] += probs[side] - np.eye(theta.shape[1])[c]
+            gth /= batch.size
+            v = momentum * v - eta * g
+            wt = wt + v
+            vth = momentum * vth - eta * gth
+            theta = theta + vth
+            norm2 = wt @ wt
+            if norm2 > nu:
+                wt *= np.sqrt(nu / norm2)
+    return wt[:p], wt[p], theta
+
+
+@pytest.mark.parametrize("tau", [1, 3])
+def test_kernel_matches_a_plain_alg1_with_momentum_batches_and_tau(tau):
+    """The numba optimiser equals the numpy transcription of Alg. 1 step for step: several mini-batches of
+    unequal-looking sizes (n = 230, batch 100 -> 3 batches of 76-77), momentum, projection, w_old held fixed
+    for tau epochs."""
+    rng = np.random.default_rng(5)
+    n, p, k = 230, 3, 3
+    X = rng.normal(size=(n, p))
+    y = rng.integers(0, k, n)
+    w0, b0 = rng.normal(size=p), 0.3
+    theta0 = rng.normal(size=(2, k))
+    epochs, seed = 6, 17
+    stump = optimize_co2_stump(X, y, w0, b0, theta0, nu=2.0, learning_rate=0.05, momentum=0.9,
+                               batch_size=100, max_epochs=epochs, tau=tau, n_iter_no_change=10**6,
+                               patience=10**6, seed=seed)
+    assert stump.n_epochs == epochs
+    state = np.full(1, seed, dtype=np.uint64)   # the kernel's own shuffling stream
+    perm = np.arange(n)
+    perms = []
+    for _ in range(epochs):
+        _shuffle(perm, state)
+        perms.append(perm.copy())
+    scale = min(1.0, math.sqrt(2.0 / (w0 @ w0 + b0 * b0)))
+    w, b, theta = _reference_epochs(X, y, w0 * scale, b0 * scale, theta0, perms, nu=2.0, eta=0.05, momentum=0.9,
+                                    batch_size=100, tau=tau)
+    assert np.allclose(stump.weights, w, atol=1e-10) and np.isclose(stump.bias, b, atol=1e-10)
+    assert np.allclose(stump.theta, theta, atol=1e-10)
+    # tau matters: refreshing w_old every epoch gives a different trajectory
+    w1, _, _ = _reference_epochs(X, y, w0 * scale, b0 * scale, theta0, perms, nu=2.0, eta=0.05, momentum=0.9,
+                                 batch_size=100, tau=1 if tau > 1 else 3)
+    assert not np.allclose(w1, w, atol=1e-6)
+
+
+def test_no_mini_batch_is_a_tiny_remainder():
+    for n in (1, 99, 100, 101, 199, 201, 1000, 1001):
+        nb = batch_bounds(n, 100)
+        sizes = [(i + 1) * n // nb - i * n // nb for i in range(nb)]
+        assert sum(sizes) == n and max(sizes) <= 100 and max(sizes) - min(sizes) <= 1
+        if n >= 100:
+            assert min(sizes) >= 50
 
 
 def test_optimiser_rejects_inconsistent_inputs():

@@ -5,10 +5,9 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from treeopt.forest.co2 import CO2ForestClassifier
-from treeopt.greedy._criteria import best_sampled_axis_split, information_gain
-from treeopt.greedy._grow import route_right
+from treeopt.greedy._criteria import information_gain
 from treeopt.greedy.axis import AxisAlignedTreeClassifier
-from treeopt.greedy.co2 import CO2SplitFinder, CO2TreeClassifier
+from treeopt.greedy.co2 import CO2TreeClassifier
 
 FAST = dict(max_epochs=10)
 
@@ -25,13 +24,6 @@ def _three_classes(n=300, seed=0):
     X = rng.normal(size=(n, 4))
     y = np.digitize(X[:, 0] - X[:, 2] + 0.3 * rng.normal(size=n), [-0.7, 0.7])
     return X, np.array(["lo", "mid", "hi"])[y]
-
-
-def _finder(**kw):
-    params = dict(n_features_split=1, nu=4.0, learning_rate=0.01, momentum=0.9, batch_size=100, max_epochs=30,
-                  tau=1, tol=1e-3, n_iter_no_change=5, min_samples_leaf=1)
-    params.update(kw)
-    return CO2SplitFinder(2, **params)
 
 
 def _sum_of_four(n, seed):
@@ -51,30 +43,36 @@ def test_co2_tree_is_smaller_and_more_accurate_than_axis_trees_on_an_oblique_bou
     assert co2.tree_.stats()["n_leaves"] * 2 < axis_q.tree_.stats()["n_leaves"]
     assert co2.score(X_test, y_test) > max(axis_q.score(X_test, y_test), axis_all.score(X_test, y_test)) + 0.03
     assert co2.tree_.feature[0] == -1  # the root split is oblique
-    assert co2.n_oblique_splits_ + co2.n_axis_splits_ == co2.tree_.stats()["n_internal"]
+    assert co2.n_oblique_splits_ + co2.n_axis_fallbacks_ == co2.tree_.stats()["n_internal"]
+    assert co2.n_axis_fallbacks_ < 0.5 * co2.n_oblique_splits_
 
 
 @pytest.mark.parametrize("standardize", ["none", "tree", "node"])
-def test_split_finder_returns_a_valid_split_in_input_coordinates(standardize):
-    """The returned split routes the node's points exactly as scored; it is oblique with positive gain,
-    or else the initial axis split (also after mapping back from node coordinates)."""
-    rng = np.random.default_rng(4)
+def test_fallbacks_are_counted_and_only_replace_unusable_stumps(standardize):
+    """"never": every internal node holds its optimised oblique split and collapsed stumps are impure leaves;
+    "collapsed" (default): only those collapsed nodes get the axis split, so the tree is pure; "no_gain":
+    more fallbacks. The counts equal the node kinds in the tree."""
     X, y = _rotated(n=400, seed=2)
     X = X * np.array([50.0, 0.02, 3.0]) + np.array([100.0, -5.0, 0.0])  # badly scaled features
-    finder = _finder(standardize=standardize, min_samples_leaf=3)
-    for seed in range(5):
-        f, thr, axis_gain = best_sampled_axis_split(X, y, 2, 1, 3, np.random.default_rng(seed))
-        split = finder(X, y, np.random.default_rng(seed), 0)
-        right = route_right(X, split)
-        assert 3 <= right.sum() <= y.size - 3
-        if split.feature >= 0:
-            assert (split.feature, split.bias) == (f, thr)
-        else:
-            assert information_gain(y, right, 2) > 0
-    assert finder.n_oblique + finder.n_axis == 5
+    for nu in (0.05, 4.0):
+        make = lambda mode: CO2TreeClassifier(nu=nu, standardize=standardize, axis_fallback=mode, random_state=0,
+                                              **FAST).fit(X, y)
+        never, default, no_gain = make("never"), make("collapsed"), make("no_gain")
+        internal = never.tree_.internal
+        assert never.n_axis_fallbacks_ == 0 and np.all(never.tree_.feature[internal] == -1)
+        assert never.n_oblique_splits_ == internal.size
+        impure = np.count_nonzero(never.tree_.value[never.tree_.is_leaf].max(axis=1) < 1.0)
+        assert impure == never.n_collapsed_splits_
+        for est in (default, no_gain):
+            kinds = est.tree_.feature[est.tree_.internal]
+            assert est.n_axis_fallbacks_ == np.count_nonzero(kinds >= 0)
+            assert est.n_oblique_splits_ == np.count_nonzero(kinds == -1)
+            assert est.n_collapsed_splits_ == 0 and est.score(X, y) == 1.0  # grown to pure leaves
+        # the root sees the same data and seed in all modes: its stump collapses in all of them or in none
+        assert (default.tree_.feature[0] >= 0) == (never.tree_.n_nodes == 1)
     if standardize != "none":  # in standardised coordinates the bad scaling does not matter
-        split = finder(X, y, rng, 0)
-        assert split.feature == -1 and information_gain(y, route_right(X, split), 2) > 0.5
+        right = default.tree_.W[0].toarray().ravel() @ X.T - default.tree_.bias[0] >= 0
+        assert information_gain(y, right, 2) > 0.2
 
 
 @pytest.mark.parametrize("standardize", ["tree", "node"])
@@ -88,17 +86,7 @@ def test_standardised_trees_do_not_depend_on_feature_scaling(standardize):
     plain = est.fit(X, y).predict(X_test)
     rescaled = est.fit(X * a + c, y).predict(X_test * a + c)
     assert np.mean(plain == rescaled) > 0.99
-    assert est.n_oblique_splits_ >= 10  # the invariance covers optimised oblique splits, not just axis ones
-
-
-def test_compare_with_axis_never_keeps_a_worse_split():
-    X, y = _rotated(n=300, seed=5)
-    y = np.where(np.random.default_rng(0).random(300) < 0.3, 1 - y, y)  # label noise
-    finder = _finder(compare_with_axis=True, nu=0.5)
-    for seed in range(8):
-        _, _, axis_gain = best_sampled_axis_split(X, y, 2, 1, 1, np.random.default_rng(seed))
-        split = finder(X, y, np.random.default_rng(seed), 0)
-        assert information_gain(y, route_right(X, split), 2) >= axis_gain - 1e-12
+    assert est.n_oblique_splits_ >= 3  # the invariance covers optimised oblique splits, not just axis ones
 
 
 def test_training_points_reach_the_leaves_they_were_grown_in():
@@ -174,3 +162,40 @@ def test_errors_for_nan_one_class_wrong_width_and_bad_params(Est):
 @parametrize_with_checks([CO2TreeClassifier(max_epochs=3), CO2ForestClassifier(n_estimators=3, max_epochs=3)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_packed_staged_prediction_equals_averaging_the_trees_one_by_one():
+    """The one-kernel forest prediction (all trees routed together, prefix sums per stage) equals the mean
+    of the trees' own ``Tree.predict_proba`` at every forest size; staged output defaults to every size."""
+    X, y = _three_classes(n=300, seed=5)
+    X_test, _ = _three_classes(n=200, seed=6)
+    forest = CO2ForestClassifier(n_estimators=5, nu=1.0, random_state=0, **FAST).fit(X, y)
+    stages = list(forest.staged_predict_proba(X_test))
+    assert len(stages) == 5
+    running = np.zeros((200, 3))
+    for m, (est, staged) in enumerate(zip(forest.estimators_, stages), start=1):
+        running[:, est.classes_] += est.tree_.predict_proba(X_test)
+        assert np.allclose(staged, running / m, atol=1e-12)
+        assert np.allclose(forest.predict_proba(X_test, n_trees=m), running / m, atol=1e-12)
+    assert [s.shape for s in forest.staged_predict_proba(X_test, [2, 4])] == [(200, 3), (200, 3)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_in_place_axis_search_on_an_index_slice_equals_the_reference_search(seed):
+    """The grower's axis search over ``idx[start:stop]`` (a bootstrap slice, repeats allowed) returns the same
+    feature, threshold and gain as ``best_axis_split`` on the copied rows."""
+    from treeopt.greedy._co2_grow import _best_axis_on_slice, _xlogx_table
+    from treeopt.greedy._criteria import best_axis_split
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(80, 5)), 1)  # ties
+    y = rng.integers(0, 3, 80)
+    idx = rng.integers(0, 80, 120)
+    start, stop = 10, 110
+    feats = rng.permutation(5)
+    rows = idx[start:stop]
+    total = np.bincount(y[rows], minlength=3)
+    m = stop - start
+    got = _best_axis_on_slice(X, y, idx, start, stop, 3, feats, 3, 2, _xlogx_table(m), total, np.empty(m),
+                              np.empty(m, dtype=np.int64), np.empty(m))
+    ref = best_axis_split(X[rows], y[rows], 3, feats[:3].astype(np.int64), 2)
+    assert got[0] == ref[0] and got[1] == ref[1] and np.isclose(got[2], ref[2], atol=1e-12)

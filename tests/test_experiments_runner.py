@@ -16,7 +16,8 @@ from treeopt.trees import load_trees
 DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                "fit_seconds", "predict_seconds", "tree", "versions", "git_commit"}
 TREE_KEYS = {"depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
-             "path_length_min", "path_length_max", "inference_ops", "n_trees", "n_leaves_total"}
+             "path_length_min", "path_length_max", "inference_ops", "n_trees", "n_leaves_total",
+             "n_oblique_splits", "n_axis_fallbacks"}
 
 
 @pytest.fixture
@@ -47,14 +48,14 @@ def test_metrics_json_has_exactly_the_design_keys(tmp_path, wine_split):
     assert set(saved["tree"]) == TREE_KEYS
     assert {"treeopt", "numpy", "scikit-learn"} <= set(saved["versions"])
     assert (saved["n_train"], saved["n_val"], saved["n_test"]) == (100, 40, 38)
-    for part in ("train", "val", "test"):
-        assert saved[part]["error"] + saved[part]["accuracy"] == pytest.approx(100.0)
+    assert saved["tree"]["n_oblique_splits"] == 0 and saved["tree"]["n_axis_fallbacks"] == 0  # CART
     assert saved["tree"]["depth"] <= 3 and saved["tree"]["n_trees"] == 1
     assert {p.name for p in out.iterdir()} == {"params.yaml", "metrics.json", "model.npz", "log.txt"}
     # the saved tree predicts what the run measured
     tree, = load_trees(out / "model.npz")
     test_acc = 100 * np.mean(tree.predict_proba(split.X_test).argmax(1) == split.y_test)
     assert test_acc == pytest.approx(saved["test"]["accuracy"])
+    assert 100 - test_acc == pytest.approx(saved["test"]["error"])
 
 
 def test_refit_on_train_and_validation(tmp_path, wine_split):

@@ -16,20 +16,39 @@ def _data(n=500, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_root_split_at_least_as_good_as_best_axis_split(seed):
-    X, y = _data(seed=seed)
-    finder = RandomObliqueSplitFinder(3, n_hyperplanes=20, n_features_split=4, min_samples_leaf=1)
+@pytest.mark.parametrize("seed", range(3))
+def test_root_split_is_the_best_of_the_drawn_hyperplanes_by_brute_force(seed):
+    """The paper's baseline: the best of R random hyperplanes (no axis candidates by default); every cut of
+    every drawn direction is scored by brute force."""
+    X, y = _data(n=120, seed=seed)
+    R = 7
+    finder = RandomObliqueSplitFinder(3, n_hyperplanes=R, n_features_split=4, min_samples_leaf=1)
     split = finder(X, y, np.random.default_rng(seed), 0)
-    _, _, axis_gain = best_axis_split(X, y, 3, np.arange(4), 1)
-    assert information_gain(y, route_right(X, split), 3) >= axis_gain - 1e-12
+    assert split.feature == -1 and finder.n_axis == 0
+    W = np.random.default_rng(seed).standard_normal((R, 4)) / X.std(axis=0)  # the same draw, standardised units
+    best = -np.inf
+    for w in W:
+        z = X @ w
+        for t in np.unique(z)[1:]:
+            best = max(best, information_gain(y, z >= t, 3))
+    assert np.isclose(information_gain(y, route_right(X, split), 3), best, atol=1e-9)
+
+
+def test_axis_candidates_are_optional():
+    X, y = _data(n=300, seed=1)
+    plain = RandomObliqueTreeClassifier(n_hyperplanes=5, random_state=0).fit(X, y)
+    assert plain.n_axis_splits_ == 0 and np.all(plain.tree_.feature[plain.tree_.internal] == -1)
+    mixed = RandomObliqueTreeClassifier(n_hyperplanes=5, axis_candidates=True, random_state=0).fit(X, y)
+    assert mixed.n_axis_splits_ > 0
+    assert mixed.n_axis_splits_ == np.count_nonzero(mixed.tree_.feature[mixed.tree_.internal] >= 0)
 
 
 def test_random_hyperplanes_beat_axis_splits_on_oblique_boundary():
     # directions are drawn in standardised units, so the badly scaled features still get useful mixtures
     X, y = _data(n=800)
     y = np.minimum(y, 1)
-    finder = RandomObliqueSplitFinder(2, n_hyperplanes=200, n_features_split=4, min_samples_leaf=1)
+    finder = RandomObliqueSplitFinder(2, n_hyperplanes=200, n_features_split=4, min_samples_leaf=1,
+                                      axis_candidates=True)
     split = finder(X, y, np.random.default_rng(0), 0)
     _, _, axis_gain = best_axis_split(X, y, 2, np.arange(4), 1)
     assert split.feature == -1

@@ -53,6 +53,24 @@ def tree_stats(trees, X):
     return stats
 
 
+def split_counts(estimator, trees):
+    """``n_oblique_splits`` and ``n_axis_fallbacks`` per tree (mean over a forest's trees) for every run.
+
+    Oblique splits are counted in the fitted trees (internal nodes with ``feature == -1``); fallbacks are the
+    learner's own count (``n_axis_fallbacks_`` of the estimator or of its members: nodes where an optimised
+    split was replaced by its axis-aligned start), 0 for learners without such a rule.
+    """
+    if not trees:
+        return {}
+    oblique = float(np.mean([np.count_nonzero(t.feature[t.left >= 0] == -1) for t in trees]))
+    fallbacks = getattr(estimator, "n_axis_fallbacks_", None)
+    if fallbacks is None:
+        members = [m for m in np.ravel(np.asarray(getattr(estimator, "estimators_", []) or [], dtype=object))
+                   if hasattr(m, "n_axis_fallbacks_")]
+        fallbacks = float(np.mean([m.n_axis_fallbacks_ for m in members])) if members else 0.0
+    return {"n_oblique_splits": oblique, "n_axis_fallbacks": float(fallbacks)}
+
+
 def versions():
     """Versions of the packages that decide the numbers."""
     out = {}

@@ -266,6 +266,7 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     X_stats = split.X_test if split.X_test.shape[0] else X_fit
     trees = _metrics.fitted_trees(estimator)
     result["tree"] = _metrics.tree_stats(trees, X_stats)
+    result["tree"].update(_metrics.split_counts(estimator, trees))
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     if len(stages) > 1:
         raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")

@@ -111,7 +111,11 @@ def nongreedy_fig2(runs):
 def co2_table1(runs):
     """CO2 paper Table I / Fig. 2: forest test error (%) against the number of trees, paper's number beside."""
     runs = runs.assign(n_trees=runs["tree_n_trees"].astype(int))
-    table = aggregate(runs, "n_trees", ["test_error"])
+    for column in ("tree_n_oblique_splits", "tree_n_axis_fallbacks"):  # per tree; absent in older runs
+        if column not in runs:
+            runs = runs.assign(**{column: np.nan})
+    table = aggregate(runs, "n_trees", ["test_error", "tree_n_oblique_splits", "tree_n_axis_fallbacks"])
+    table = table.rename(columns=lambda c: c.replace("tree_n_", "n_"))
     table.insert(4, "paper_value", [paper_values.co2_table1(d, m, n) for d, m, n in
                                     zip(table["dataset"], table["method"], table["n_trees"])])
     return table

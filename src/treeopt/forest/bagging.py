@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
+from ..trees._kernels import forest_accumulate
 
 
 def tree_seeds(random_state, n_trees):
@@ -27,6 +28,39 @@ def tree_seeds(random_state, n_trees):
     root = check_random_state(random_state).randint(np.iinfo(np.int32).max)
     children = np.random.SeedSequence(root).spawn(n_trees)
     return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
+
+
+class PackedForest:
+    """The trees of a forest concatenated into flat node arrays (see :func:`forest_accumulate`).
+
+    Leaf rows hold each tree's class probabilities (``Tree.leaf_probabilities``) in the forest's
+    columns: a tree fitted on a bootstrap sample that missed some classes has zeros there.
+    """
+
+    def __init__(self, trees, tree_classes, n_classes, n_features):
+        sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        self.roots = offsets[:-1].copy()
+        total = int(offsets[-1])
+        shift = lambda a, off: np.where(a >= 0, a + off, -1)
+        self.left = np.concatenate([shift(t.left, o) for t, o in zip(trees, offsets)]).astype(np.int64)
+        self.right = np.concatenate([shift(t.right, o) for t, o in zip(trees, offsets)]).astype(np.int64)
+        self.feature = np.concatenate([t.feature for t in trees]).astype(np.int64)
+        self.bias = np.concatenate([t.bias for t in trees]).astype(np.float64)
+        nnz = np.concatenate([[0]] + [np.diff(t.W.indptr) for t in trees])
+        self.indptr = np.cumsum(nnz).astype(np.int64)
+        self.indices = np.concatenate([t.W.indices for t in trees]).astype(np.int64)
+        self.data = np.concatenate([t.W.data for t in trees]).astype(np.float64)
+        self.values = np.zeros((total, n_classes))
+        for t, o, cls in zip(trees, offsets, tree_classes):
+            self.values[o:o + t.n_nodes][:, cls] = t.leaf_probabilities()
+        self.x_float32 = [t.x_dtype == "float32" for t in trees]
+        self.n_features = n_features
+
+    def accumulate(self, X, first, last, out):
+        """``out += sum of the probability rows of trees first..last-1``."""
+        forest_accumulate(X, self.roots, self.left, self.right, self.feature, self.bias, self.indptr,
+                          self.indices, self.data, self.values, first, last, out)
 
 
 def _single_leaf(estimator, n_features, label, n_samples):
@@ -38,10 +72,15 @@ def _single_leaf(estimator, n_features, label, n_samples):
     return estimator
 
 
+def bootstrap_indices(seed, n):
+    """The bootstrap sample of the tree with this seed (a stream apart from the tree's own seed)."""
+    return np.random.default_rng([seed, 1]).integers(0, n, n)
+
+
 def _fit_one(estimator, X, y, seed, bootstrap):
     n = X.shape[0]
     if bootstrap:
-        idx = np.random.default_rng([seed, 1]).integers(0, n, n)  # stream apart from the tree's own seed
+        idx = bootstrap_indices(seed, n)
         X, y = X[idx], y[idx]
     estimator.set_params(random_state=seed)
     if np.all(y == y[0]):
@@ -132,6 +171,7 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         for estimator in rest:
             self._check_fitted_base(estimator, X.shape[1])
         self.estimators_ = [first, *rest]
+        self._packed_forest = self._pack()
         return self
 
     def _n_trees(self, n_trees):
@@ -141,20 +181,43 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"n_trees must be in [1, {len(self.estimators_)}], got {n_trees}")
         return int(n_trees)
 
-    def staged_predict_proba(self, X, n_trees):
-        """Yield ``predict_proba`` of the forests made of the first ``m`` trees, for each m in ``n_trees``.
+    def _pack(self):
+        """Packed copy of the fitted trees for :meth:`staged_predict_proba` (built once, at the end of fit)."""
+        trees = [est.tree_ for est in self.estimators_]
+        if any(t.x_dtype != "float64" for t in trees):
+            return None
+        return PackedForest(trees, [np.asarray(est.classes_, dtype=np.int64) for est in self.estimators_],
+                            self.classes_.shape[0], self.n_features_in_)
 
-        One pass over the trees: the sum is accumulated once and read off at each requested size.
+    def _packed(self):
+        packed = getattr(self, "_packed_forest", None)
+        if packed is None or len(packed.roots) != len(self.estimators_):
+            return None
+        return packed
+
+    def staged_predict_proba(self, X, n_trees=None):
+        """Yield ``predict_proba`` of the forests made of the first ``m`` trees, for each m in ``n_trees``
+        (default: every m = 1..n_estimators, in order).
+
+        One pass over the trees: the sum is accumulated once (prefix by prefix, in one numba kernel over
+        a packed copy of the trees) and read off at each requested size.
         """
         check_is_fitted(self)
         X = validate_features(self, X, reset=False)
-        sizes = sorted({self._n_trees(m) for m in np.atleast_1d(n_trees)})
+        if n_trees is None:
+            sizes = list(range(1, len(self.estimators_) + 1))
+        else:
+            sizes = sorted({self._n_trees(m) for m in np.atleast_1d(n_trees)})
         total = np.zeros((X.shape[0], self.classes_.shape[0]))
+        packed = self._packed()
         done = 0
         for m in sizes:
-            for est in self.estimators_[done:m]:
-                # a tree's classes_ are encoded forest labels; its bootstrap sample may have missed some
-                total[:, est.classes_] += est.tree_.predict_proba(X)
+            if packed is not None:
+                packed.accumulate(X, done, m, total)
+            else:
+                for est in self.estimators_[done:m]:
+                    # a tree's classes_ are encoded forest labels; its bootstrap sample may have missed some
+                    total[:, est.classes_] += est.tree_.predict_proba(X)
             done = m
             yield total / m
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import _fit_context
+
+from ..base import encode_classes, validate_training_data
 from ..greedy.co2 import CO2TreeClassifier
-from .bagging import BaggedTreesClassifier
+from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
 
 _TREE_PARAMS = ("nu", "learning_rate", "max_features", "max_depth", "min_samples_split", "min_samples_leaf",
-                "max_epochs", "tau", "tol", "n_iter_no_change", "batch_size", "momentum", "compare_with_axis",
+                "max_epochs", "tau", "tol", "n_iter_no_change", "batch_size", "momentum", "axis_fallback", "compare_with_axis",
                 "standardize")
 
 
@@ -22,7 +27,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
     ----------
     n_estimators : int, default=30
     nu, learning_rate, max_features, max_depth, min_samples_split, min_samples_leaf, max_epochs, tau, tol,
-    n_iter_no_change, batch_size, momentum, compare_with_axis, standardize :
+    n_iter_no_change, batch_size, momentum, axis_fallback, compare_with_axis, standardize :
         Passed to every :class:`CO2TreeClassifier` (see there). The paper selects ``nu`` from
         {0.1, 1, 4, 10, 43, 100} and ``learning_rate`` from {0.03, 0.01, 0.003} on a validation split.
     bootstrap : bool, default=True
@@ -33,7 +38,11 @@ class CO2ForestClassifier(BaggedTreesClassifier):
     Attributes
     ----------
     estimators_ : list of fitted :class:`CO2TreeClassifier`, each with ``tree_``
+        Fitted on encoded labels (``classes_ = 0..k-1``); inputs are validated once per forest and each tree
+        is grown on its bootstrap sample as an index array, in one numba call that releases the GIL.
     classes_, n_features_in_
+    n_oblique_splits_, n_axis_fallbacks_, n_collapsed_splits_ : float
+        Mean per tree of the trees' split counts (see :class:`CO2TreeClassifier`).
     """
 
     _parameter_constraints = {
@@ -43,7 +52,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
 
     def __init__(self, n_estimators=30, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20,
-                 batch_size=100, momentum=0.9, compare_with_axis=False, standardize="none", bootstrap=True,
+                 batch_size=100, momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none", bootstrap=True,
                  n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.nu = nu
@@ -58,11 +67,34 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.batch_size = batch_size
         self.momentum = momentum
+        self.axis_fallback = axis_fallback
         self.compare_with_axis = compare_with_axis
         self.standardize = standardize
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        X, y = validate_training_data(self, X, y)
+        self.classes_, y_enc = encode_classes(y)
+        k = self.classes_.shape[0]
+        n = X.shape[0]
+
+        def fit_tree(seed):
+            est = self._make_estimator().set_params(random_state=seed)
+            idx = bootstrap_indices(seed, n) if self.bootstrap else np.arange(n)
+            est._fit_encoded(X, y_enc, k, idx, seed)
+            est.classes_ = np.arange(k)
+            est.n_features_in_ = X.shape[1]
+            return est
+
+        seeds = tree_seeds(self.random_state, self.n_estimators)
+        self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(fit_tree)(s) for s in seeds)
+        for name in ("n_oblique_splits_", "n_axis_fallbacks_", "n_collapsed_splits_"):
+            setattr(self, name, float(np.mean([getattr(est, name) for est in self.estimators_])))
+        self._packed_forest = self._pack()
+        return self
 
     def _make_estimator(self):
         return CO2TreeClassifier(**{name: getattr(self, name) for name in _TREE_PARAMS})

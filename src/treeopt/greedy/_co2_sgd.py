@@ -9,7 +9,7 @@ The kernel runs the convex-concave procedure of Sec. 4.2: every ``tau`` epochs t
 ``s = sgn(w_old . x~)`` is refreshed (the tangent of the concave term ``-|w . x~|``), and in between
 the convex subproblem eq. (11) is minimised by projected stochastic subgradient descent with the
 paper's practical modifications (mini-batches with averaged gradients, momentum, a learning rate
-that is halved when the tracked surrogate oscillates). Labels must already be compressed to
+that is halved when the tracked surrogate keeps rising). Labels must already be compressed to
 ``0..k-1`` for the ``k = theta.shape[1]`` classes that occur at the node.
 """
 
@@ -18,7 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_NJIT = dict(cache=True, nogil=True)
+# fastmath without the no-NaN/no-inf assumptions: lets LLVM reassociate the dot products and gradient sums
+# (vector instructions) and contract multiply-adds. Results change only by round-off (the order of the
+# sums); the kernel is about 25% faster (30 -> 23 ns per sample-epoch at p = 16, k = 26).
+_NJIT = dict(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -62,14 +65,127 @@ def _softmax_into(theta_row, out):
 
 
 @njit(**_NJIT)
-def _refresh_signs(X, w, b, side):
-    """CCCP step: ``side[i] = sgn(w_old . x~_i)`` with sgn(0) = +1 (ties go right)."""
+def _surrogate_pass(X, y, wb, theta, side, refresh):
+    """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
+
+    ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
+    the CCCP signs are set from the same pass: ``side[i] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
+    ``w_old <- w`` (Alg. 1 line 4).
+    """
     n, p = X.shape
+    k = theta.shape[1]
+    prob = np.empty(k)
+    lse0 = _softmax_into(theta[0], prob)
+    lse1 = _softmax_into(theta[1], prob)
+    b = wb[p]
+    total = 0.0
     for i in range(n):
         z = -b
         for j in range(p):
-            z += w[j] * X[i, j]
-        side[i] = 1.0 if z >= 0.0 else -1.0
+            z += wb[j] * X[i, j]
+        yi = y[i]
+        a0 = -z + lse0 - theta[0, yi]
+        a1 = z + lse1 - theta[1, yi]
+        total += max(a0, a1) - abs(z)
+        if refresh:
+            side[i] = 1.0 if z >= 0.0 else -1.0
+    return total / n
+
+
+@njit(**_NJIT)
+def batch_bounds(n, batch_size):
+    """Number of mini-batches of an epoch over n points: ``ceil(n / batch_size)`` batches of equal size
+    (batch i covers ``perm[i n // m : (i + 1) n // m]``), so no batch is a tiny remainder that would get
+    a full step; every batch holds at least ``batch_size / 2`` points when ``n >= batch_size``."""
+    return max(1, (n + batch_size - 1) // batch_size)
+
+
+@njit(**_NJIT)
+def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu):
+    """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
+
+    For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
+    before the batch: loss-augmented inference per point (Alg. 1 line 9, the arg max of eq. (11)'s
+    first term, ties go left), the subgradient of eq. (11) w.r.t. ``w~`` — ``-(1 + s) x~`` when the
+    left leaf wins and ``(1 - s) x~`` when the right one does, ``s = sgn(w_old . x~)`` — and of the winning
+    leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
+    batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
+    onto ``||w~||^2 <= nu`` (eq. (9)). ``wb``, ``theta``, ``v`` (p + 1) and ``vtheta`` (2, k) are updated in
+    place; returns the largest ``||w~||^2`` after any projection.
+    """
+    n, p = X.shape
+    k = theta.shape[1]
+    g = np.empty(p + 1)
+    prob0 = np.empty(k)
+    prob1 = np.empty(k)
+    cnt0 = np.empty(k)
+    cnt1 = np.empty(k)
+    max_norm2 = 0.0
+    for bi in range(n_batches):
+        start = bi * n // n_batches
+        stop = (bi + 1) * n // n_batches
+        lse0 = _softmax_into(theta[0], prob0)
+        lse1 = _softmax_into(theta[1], prob1)
+        g[:] = 0.0
+        cnt0[:] = 0.0
+        cnt1[:] = 0.0
+        b = wb[p]
+        for t in range(start, stop):
+            i = perm[t]
+            z = -b
+            for j in range(p):
+                z += wb[j] * X[i, j]
+            yi = y[i]
+            a0 = -z + lse0 - theta[0, yi]
+            a1 = z + lse1 - theta[1, yi]
+            s = side[i]
+            is_left = a0 >= a1
+            coef = -(1.0 + s) if is_left else 1.0 - s  # no branch: both arms are selects
+            left = 1.0 if is_left else 0.0
+            cnt0[yi] += left
+            cnt1[yi] += 1.0 - left
+            for j in range(p):
+                g[j] += coef * X[i, j]
+            g[p] -= coef  # the homogeneous coordinate of x~ is -1
+        m = stop - start
+        inv = 1.0 / m
+        n0 = 0.0
+        for c in range(k):
+            n0 += cnt0[c]
+        n1 = m - n0
+        norm2 = 0.0
+        for j in range(p + 1):
+            v[j] = momentum * v[j] - eta * g[j] * inv
+            wb[j] += v[j]
+            norm2 += wb[j] * wb[j]
+        for c in range(k):
+            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob0[c] - cnt0[c]) * inv
+            theta[0, c] += vtheta[0, c]
+            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob1[c] - cnt1[c]) * inv
+            theta[1, c] += vtheta[1, c]
+        if norm2 > nu:
+            scale = np.sqrt(nu / norm2)
+            norm2 = 0.0
+            for j in range(p + 1):
+                wb[j] *= scale
+                norm2 += wb[j] * wb[j]
+        if norm2 > max_norm2:
+            max_norm2 = norm2
+    return max_norm2
+
+
+@njit(**_NJIT)
+def next_learning_rate(eta, n_rises, previous, current, patience):
+    """The learning-rate rule of Sec. 4.2 ("when [the surrogate] oscillates for more than a number of
+    iterations we reduce the learning rate"): ``n_rises`` counts *consecutive* epochs whose surrogate
+    rose; a fall (or no change) resets it; after ``patience`` consecutive rises eta is halved and the count
+    starts again. Returns ``(eta, n_rises)``."""
+    if current > previous:
+        n_rises += 1
+        if n_rises >= patience:
+            return eta * 0.5, 0
+        return eta, n_rises
+    return eta, 0
 
 
 @njit(**_NJIT)
@@ -77,120 +193,57 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
                   n_iter_no_change, patience, seed, history):
     """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD.
 
-    ``w`` (p,) and ``theta`` (2, k) are updated in place; ``b`` is returned. One epoch is one pass
-    over a fresh random permutation in mini-batches of ``batch_size``; a mini-batch step follows
-    Alg. 1 lines 8-13 for every point, averages the subgradients of eq. (11), applies momentum and
-    projects ``[w, b]`` back onto the ball (lines 15-16).
+    ``w`` (p,) and ``theta`` (2, k) are updated in place; ``b`` is returned. Epoch e shuffles the points
+    (splitmix64 stream seeded by ``seed``) and runs :func:`sgd_epoch`. ``w_old`` (the signs ``s`` of
+    eq. (11)) is set from the initial parameters and refreshed after every ``tau``-th epoch, so it is
+    held fixed for ``tau`` epochs (Alg. 1 line 4).
 
-    The surrogate tracked per epoch is eq. (10) summed over the epoch's points at the parameters in
-    force when each point is visited (no extra pass), divided by n; it is stored in
-    ``history[epoch]``. Learning-rate rule: every epoch whose surrogate exceeds the previous epoch's
-    counts as an oscillation, and after ``patience`` of them ``eta`` is halved and the count reset.
-    Stopping: after ``max_epochs``, or when the best epoch surrogate has not dropped by a relative
-    ``tol`` for ``n_iter_no_change`` epochs.
+    The tracked surrogate is eq. (10) averaged over all n points at one parameter state: ``history[0]``
+    at the start, ``history[e]`` after epoch e (the pass that evaluates it also refreshes the signs
+    when due). Learning rate: :func:`next_learning_rate` with ``patience`` consecutive rises. Stopping:
+    after ``max_epochs``, or when the best surrogate has not dropped by a relative ``tol`` for
+    ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
 
     Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
-    ``||[w, b]||^2`` seen after any projection step (for checking feasibility), and the final rate.
+    ``||[w, b]||^2`` seen after any step, and the final rate.
     """
     n, p = X.shape
     k = theta.shape[1]
     side = np.empty(n)
     perm = np.arange(n)
     state = np.full(1, seed, dtype=np.uint64)
-    vw = np.zeros(p)
-    vb = 0.0
+    wb = np.empty(p + 1)
+    wb[:p] = w
+    wb[p] = b
+    v = np.zeros(p + 1)
     vtheta = np.zeros((2, k))
-    gw = np.zeros(p)
-    prob0 = np.empty(k)
-    prob1 = np.empty(k)
-    cnt0 = np.zeros(k)
-    cnt1 = np.zeros(k)
+    n_batches = batch_bounds(n, batch_size)
 
-    max_norm2 = b * b
-    for j in range(p):
-        max_norm2 += w[j] * w[j]
-    best = np.inf
+    max_norm2 = 0.0
+    for j in range(p + 1):
+        max_norm2 += wb[j] * wb[j]
+    current = _surrogate_pass(X, y, wb, theta, side, True)
+    history[0] = current
+    best = current
     since_best = 0
-    prev = np.inf
-    n_up = 0
+    n_rises = 0
     n_epochs = 0
     for epoch in range(max_epochs):
-        if epoch % tau == 0:
-            _refresh_signs(X, w, b, side)  # w_old <- w (Alg. 1 line 4)
         _shuffle(perm, state)
-        total = 0.0
-        for start in range(0, n, batch_size):
-            stop = min(start + batch_size, n)
-            lse0 = _softmax_into(theta[0], prob0)
-            lse1 = _softmax_into(theta[1], prob1)
-            gw[:] = 0.0
-            gb = 0.0
-            cnt0[:] = 0.0
-            cnt1[:] = 0.0
-            n0 = 0.0
-            n1 = 0.0
-            for t in range(start, stop):
-                i = perm[t]
-                z = -b
-                for j in range(p):
-                    z += w[j] * X[i, j]
-                yi = y[i]
-                a0 = -z + lse0 - theta[0, yi]  # -w.x + l(theta0, y)
-                a1 = z + lse1 - theta[1, yi]   # +w.x + l(theta1, y)
-                s = side[i]
-                if a0 >= a1:
-                    total += a0 - abs(z)
-                    coef = -(1.0 + s)  # d/dw~ of (-z - s z): w <- w + eta (1 + s) x~
-                    cnt0[yi] += 1.0
-                    n0 += 1.0
-                else:
-                    total += a1 - abs(z)
-                    coef = 1.0 - s     # d/dw~ of (z - s z): w <- w - eta (1 - s) x~
-                    cnt1[yi] += 1.0
-                    n1 += 1.0
-                if coef != 0.0:
-                    for j in range(p):
-                        gw[j] += coef * X[i, j]
-                    gb -= coef  # the homogeneous coordinate of x~ is -1
-            inv = 1.0 / (stop - start)
-            norm2 = 0.0
-            for j in range(p):
-                vw[j] = momentum * vw[j] - eta * gw[j] * inv
-                w[j] += vw[j]
-                norm2 += w[j] * w[j]
-            vb = momentum * vb - eta * gb * inv
-            b += vb
-            norm2 += b * b
-            # d l_log / d theta = softmax(theta) - e_y, summed over the points each leaf was active for
-            for c in range(k):
-                vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob0[c] - cnt0[c]) * inv
-                theta[0, c] += vtheta[0, c]
-                vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob1[c] - cnt1[c]) * inv
-                theta[1, c] += vtheta[1, c]
-            if norm2 > nu:
-                scale = np.sqrt(nu / norm2)
-                norm2 = 0.0
-                for j in range(p):
-                    w[j] *= scale
-                    norm2 += w[j] * w[j]
-                b *= scale
-                norm2 += b * b
-            if norm2 > max_norm2:
-                max_norm2 = norm2
-        mean = total / n
-        history[epoch] = mean
+        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu)
+        if m2 > max_norm2:
+            max_norm2 = m2
         n_epochs = epoch + 1
-        if mean > prev:
-            n_up += 1
-            if n_up >= patience:
-                eta *= 0.5
-                n_up = 0
-        prev = mean
-        if mean < best - tol * abs(best) or best == np.inf:
-            best = mean
+        previous = current
+        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0)
+        history[epoch + 1] = current
+        eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
+        if current < best - tol * abs(best):
+            best = current
             since_best = 0
         else:
             since_best += 1
             if since_best >= n_iter_no_change:
                 break
-    return b, n_epochs, max_norm2, eta
+    w[:] = wb[:p]
+    return wb[p], n_epochs, max_norm2, eta

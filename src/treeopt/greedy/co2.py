@@ -7,27 +7,30 @@ minimises the continuous upper bound eq. (5)/(10) under the norm constraint eq. 
 eq. (11) (Alg. 1). The numba kernel is :func:`treeopt.greedy._co2_sgd.co2_stump_sgd`; this module holds
 the losses, the one-stump optimiser, the per-node split finder and the tree estimator.
 
-Choices the paper leaves open, fixed here (each measured on Letter's validation split):
+Choices the paper leaves open, fixed here:
 
 - Initial split: the best information-gain axis split over q random features (Sec. 5), scaled onto
   the sphere ``||[w, b]||^2 = nu`` (same partition, tightest feasible bound by eq. (8)); theta = the
   add-one-smoothed class log-frequencies of its two sides (exact log-frequencies are -inf for absent
   classes).
-- Learning-rate rule ("reduce it when the surrogate oscillates"): the surrogate eq. (10) is tracked per
-  epoch; after ``OSCILLATION_PATIENCE`` epochs in which it rose, eta is halved.
+- Learning-rate rule ("when it oscillates for more than a number of iterations we reduce the learning
+  rate", Sec. 4.2): the surrogate eq. (10) is evaluated over all of the node's points at one parameter
+  state after every epoch; after ``OSCILLATION_PATIENCE`` consecutive epochs in which it rose, eta is
+  halved (a fall resets the count).
+- Mini-batches: ``ceil(n / 100)`` batches of equal size per epoch, so no small remainder batch gets a
+  full step; a node with fewer than 100 points takes one full-batch step per epoch.
 - Convergence ("while the surrogate has not converged"): at most ``max_epochs`` (200) epochs; stop early
   when the best epoch surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` (20) epochs.
-  Small nodes take one full-batch step per epoch, so a short patience (5 epochs) left deep stumps barely
-  moved from their axis start. Validation error of 30-tree forests with 200/20 instead of 50/5 (split
-  seed 0): Letter 4.16 -> 3.72% (nu=4, eta=0.03, 2 seeds), Connect-4 17.13 -> 16.38% (nu=0.1,
-  eta=0.03, q=78, 1 seed); SatImage's best grid point 8.49 -> 8.42% (3 seeds); fits take 1.4-2x longer.
-- Small nodes: an epoch over fewer than ``batch_size`` points is one full-batch step, so their cost is
-  tiny and no separate schedule is needed.
-- Acceptance: the optimised split is kept when both sides are non-empty (``min_samples_leaf``) and
-  its information gain is positive; otherwise (the stump collapsed onto one side, which happens at
-  deep nodes where a fixed ``nu`` makes the bound loose) the initial axis split is used so that growth
-  to purity continues. Requiring the gain to beat the axis split (``compare_with_axis``) is optional;
-  it made forests worse on validation data.
+- Acceptance: the optimised split is used as it is, as in the paper, whenever it sends at least
+  ``min_samples_leaf`` points each way (even with no information gain). A stump can also collapse: send
+  every point one way, which splits nothing. The paper grows every tree "as deep as possible, until we
+  reach a pure leaf" (Sec. 6) and names no rule for this case, so by default (``axis_fallback="collapsed"``)
+  such a node is split by the stump's initial axis split, and counted. ``"never"`` makes it a leaf instead
+  (impure leaves; Letter validation error of 30 trees 4.2-4.9% vs 3.6% in a quick check, nu 4-43).
+  ``"no_gain"`` is the earlier safeguard, not in the paper: it also replaces optimised splits without
+  positive information gain (and, with ``compare_with_axis=True``, with less gain than the axis split).
+  Fitted trees count oblique splits, fallbacks and collapses left as leaves (``n_oblique_splits_``,
+  ``n_axis_fallbacks_``, ``n_collapsed_splits_``).
 - Leaves of the grown tree hold empirical class frequencies (pure when grown to purity), not the
   stumps' theta, which only serve the optimisation.
 """
@@ -41,10 +44,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+import scipy.sparse as sp
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+
+from ..base import encode_classes, validate_training_data
+from ..trees import Tree
+from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, grow_co2_tree, node_csr
 from ._co2_sgd import co2_stump_sgd
-from ._criteria import best_sampled_axis_split, information_gain
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
-from ._grow import NodeSplit, route_right
 
 # Add-one smoothing of the leaf log-frequencies that initialise theta (Alg. 1 line 2). The exact
 # empirical log-probabilities (the minimiser of eq. (2) for a fixed split) are -inf for classes absent
@@ -99,8 +107,8 @@ class CO2Stump:
     """Result of :func:`optimize_co2_stump`.
 
     ``weights``/``bias`` define the split (right iff ``weights . x - bias >= 0``); ``theta`` (2, k) are
-    the optimised leaf log-probabilities (row 0 left); ``surrogate`` holds the per-epoch mean of
-    eq. (10); ``max_norm2`` is the largest ``||[w, b]||^2`` after any step (at most ``nu``);
+    the optimised leaf log-probabilities (row 0 left); ``surrogate`` holds the mean of eq. (10) over all
+    points at one parameter state: at the start (entry 0) and after every epoch; ``max_norm2`` is the largest ``||[w, b]||^2`` after any step (at most ``nu``);
     ``learning_rate`` is the final, possibly reduced, rate.
     """
 
@@ -113,7 +121,7 @@ class CO2Stump:
 
     @property
     def n_epochs(self):
-        return self.surrogate.shape[0]
+        return self.surrogate.shape[0] - 1
 
 
 def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.01, momentum=0.9,
@@ -128,8 +136,8 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
     weights, bias : the initial split; projected onto ``||[w, b]||^2 <= nu`` first when outside.
     theta : ndarray (2, k), initial leaf log-probabilities (e.g. :func:`leaf_log_frequencies`).
     nu : float, the norm bound of eq. (9) (the bias is the homogeneous coordinate, so it counts).
-    learning_rate : float, initial step ``eta``; halved after ``patience`` epochs whose tracked
-        surrogate rose above the previous epoch's.
+    learning_rate : float, initial step ``eta``; halved after ``patience`` consecutive epochs whose
+        surrogate rose (a fall resets the count; :func:`treeopt.greedy._co2_sgd.next_learning_rate`).
     momentum, batch_size : the paper's 0.9 and 100 (gradients averaged over the mini-batch).
     max_epochs, tol, n_iter_no_change : stop after ``max_epochs`` epochs, or once the best epoch
         surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
@@ -150,105 +158,12 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
         scale = math.sqrt(nu / norm2)
         w *= scale
         b *= scale
-    history = np.empty(int(max_epochs))
+    history = np.empty(int(max_epochs) + 1)
     b, n_epochs, max_norm2, eta = co2_stump_sgd(X, y, w, b, th, float(nu), float(learning_rate),
                                                 float(momentum), int(batch_size), int(max_epochs), int(tau),
                                                 float(tol), int(n_iter_no_change), int(patience),
                                                 np.uint64(seed), history)
-    return CO2Stump(w, float(b), th, history[:n_epochs].copy(), float(max_norm2), float(eta))
-
-
-# --------------------------------------------------------------------------- node split finder
-class CO2SplitFinder:
-    """``find_split`` callback for :func:`treeopt.greedy._grow.grow_tree` that fits one CO2 stump per node.
-
-    1. Initial split: the best information-gain axis split over ``n_features_split`` random features
-       (Sec. 5: "an optimal axis-aligned split on a subsampling of q possible features").
-    2. ``[e_f, threshold]`` is scaled onto the sphere ``||[w, b]||^2 = nu``: the same partition with the
-       tightest feasible bound (eq. (8)). theta = smoothed leaf log-frequencies of that partition.
-    3. The stump optimiser runs on the classes present at the node (labels compressed to ``0..k'-1``).
-    4. The optimised oblique split is kept when it sends at least ``min_samples_leaf`` points each way
-       and has positive information gain (and, with ``compare_with_axis``, at least the axis split's
-       gain); otherwise the node uses the initial axis split, so growth to purity never stalls.
-
-    ``standardize`` picks the coordinates the stump is optimised in: "none" (the inputs as given),
-    "tree" (each feature standardised with the mean and variance of the points at the root, i.e. the
-    tree's training sample: the paper's zero-mean unit-variance preprocessing, whatever scaling the
-    inputs came with) or "node" (standardised with the statistics of the node's own points). The
-    optimised split is mapped back to input coordinates; ``nu`` bounds ``||[w, b]||^2`` in the
-    standardised ones.
-    """
-
-    def __init__(self, n_classes, *, n_features_split, nu, learning_rate, momentum, batch_size, max_epochs,
-                 tau, tol, n_iter_no_change, min_samples_leaf, compare_with_axis=False, standardize="none"):
-        self.n_classes = n_classes
-        self.n_features_split = n_features_split
-        self.nu = nu
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.tau = tau
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.min_samples_leaf = min_samples_leaf
-        self.compare_with_axis = compare_with_axis
-        self.standardize = standardize
-        self.n_oblique = 0
-        self.n_axis = 0
-        self._tree_frame = None
-
-    def _frame(self, X, depth):
-        """``(mean, std)`` of the standardised coordinates for this node, or None for the input ones."""
-        if self.standardize == "none":
-            return None
-        if self.standardize == "tree" and depth > 0:
-            return self._tree_frame  # set at the root, which grow_tree always visits first
-        mean = X.mean(axis=0)
-        std = X.std(axis=0)
-        std[std <= 0] = 1.0  # constant columns stay zero and get no weight
-        if self.standardize == "tree":
-            self._tree_frame = (mean, std)
-        return mean, std
-
-    def __call__(self, X, y, rng, depth):
-        k, msl = self.n_classes, self.min_samples_leaf
-        feature, threshold, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
-        if feature < 0:
-            return None
-        axis = NodeSplit.axis(feature, threshold)
-        seed = int(rng.integers(0, 2**63))
-
-        present = np.bincount(y, minlength=k) > 0
-        y_local = (np.cumsum(present) - 1)[y]
-        theta0 = leaf_log_frequencies(y_local, route_right(X, axis), int(present.sum()))
-
-        Z, t = X, threshold
-        frame = self._frame(X, depth)
-        if frame is not None:
-            mean, std = frame
-            Z = (X - mean) / std
-            t = (threshold - mean[feature]) / std[feature]
-        scale = math.sqrt(self.nu / (1.0 + t * t))
-        w0 = np.zeros(X.shape[1])
-        w0[feature] = scale
-        stump = optimize_co2_stump(Z, y_local, w0, t * scale, theta0, nu=self.nu,
-                                   learning_rate=self.learning_rate, momentum=self.momentum,
-                                   batch_size=self.batch_size, max_epochs=self.max_epochs, tau=self.tau,
-                                   tol=self.tol, n_iter_no_change=self.n_iter_no_change, seed=seed)
-        w, b = stump.weights, stump.bias
-        if frame is not None:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
-            w, b = w / std, b + float(w @ (mean / std))
-        oblique = NodeSplit.oblique(w, b)
-        go_right = route_right(X, oblique)  # the exact routing the tree will use
-        n_right = int(np.count_nonzero(go_right))
-        if min(n_right, y.shape[0] - n_right) >= msl:
-            gain = information_gain(y, go_right, k)
-            if gain > 0.0 and (not self.compare_with_axis or gain >= axis_gain):
-                self.n_oblique += 1
-                return oblique
-        self.n_axis += 1
-        return axis
+    return CO2Stump(w, float(b), th, history[:n_epochs + 1].copy(), float(max_norm2), float(eta))
 
 
 # --------------------------------------------------------------------------- estimator
@@ -283,10 +198,16 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         ``n_iter_no_change`` epochs (the paper's "until the surrogate has converged").
     batch_size : int, default=100
     momentum : float, default=0.9
+    axis_fallback : {"collapsed", "never", "no_gain"}, default="collapsed"
+        What a node does when its optimised split is unusable. "collapsed": only a stump that sends fewer
+        than ``min_samples_leaf`` points one way (it splits nothing) is replaced by its initial axis split,
+        so that trees grow to pure leaves as the paper's do (Sec. 6). "never": such a node becomes a
+        (possibly impure) leaf. "no_gain": safeguard not in the paper; optimised splits without positive
+        information gain are replaced as well.
     compare_with_axis : bool, default=False
-        Keep the optimised split only when its information gain is at least that of the axis split it
-        started from. The paper keeps the optimised split (it optimises the regularised bound, not the
-        gain); on Letter's validation split the comparison made forests worse, so it is off by default.
+        With ``axis_fallback="no_gain"``, also fall back when the optimised split's information gain is below the
+        axis split's. The paper keeps the optimised split (it optimises the regularised bound, not the
+        gain).
     standardize : {"none", "tree", "node"}, default="none"
         Coordinates each stump is optimised in (its split is mapped back to the inputs):
 
@@ -310,8 +231,9 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         not kept: with greedy growth the children are split again and the final leaves are
         empirical, as in the paper's forests.
     classes_, n_features_in_
-    n_oblique_splits_, n_axis_splits_ : int
-        Internal nodes that kept the optimised oblique split vs. fell back to the initial axis split.
+    n_oblique_splits_, n_axis_fallbacks_, n_collapsed_splits_ : int
+        Internal nodes with an optimised oblique split; nodes that fell back to the initial axis split
+        (``axis_fallback``); nodes left as leaves because their stump collapsed onto one side.
     """
 
     _parameter_constraints = {
@@ -324,6 +246,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
+        "axis_fallback": [StrOptions({"collapsed", "never", "no_gain"})],
         "compare_with_axis": ["boolean"],
         "standardize": [StrOptions({"none", "tree", "node"})],
         **GROWTH_CONSTRAINTS,
@@ -331,7 +254,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
 
     def __init__(self, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, batch_size=100,
-                 momentum=0.9, compare_with_axis=False, standardize="none", random_state=None):
+                 momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none", random_state=None):
         self.nu = nu
         self.learning_rate = learning_rate
         self.max_features = max_features
@@ -344,18 +267,35 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         self.n_iter_no_change = n_iter_no_change
         self.batch_size = batch_size
         self.momentum = momentum
+        self.axis_fallback = axis_fallback
         self.compare_with_axis = compare_with_axis
         self.standardize = standardize
         self.random_state = random_state
 
-    def _split_finder(self, n_classes, n_features):
-        return CO2SplitFinder(
-            n_classes, n_features_split=n_candidate_features(self.max_features, n_features), nu=self.nu,
-            learning_rate=self.learning_rate, momentum=self.momentum, batch_size=self.batch_size,
-            max_epochs=self.max_epochs, tau=self.tau, tol=self.tol, n_iter_no_change=self.n_iter_no_change,
-            min_samples_leaf=self.min_samples_leaf, compare_with_axis=self.compare_with_axis,
-            standardize=self.standardize)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X, y = validate_training_data(self, X, y)
+        self.classes_, y_enc = encode_classes(y)
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        return self._fit_encoded(X, y_enc, self.classes_.shape[0], np.arange(X.shape[0]), seed)
 
-    def _record_finder_stats(self, finder):
-        self.n_oblique_splits_ = finder.n_oblique
-        self.n_axis_splits_ = finder.n_axis
+    def _fit_encoded(self, X, y_enc, n_classes, idx, seed):
+        """Grow on the points ``X[idx]`` (checked float64 X, labels ``0..n_classes-1``) in one numba call
+        that releases the GIL (:func:`treeopt.greedy._co2_grow.grow_co2_tree`); sets ``tree_`` and the
+        split counts, not ``classes_``/``n_features_in_``."""
+        p = X.shape[1]
+        out = grow_co2_tree(X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes),
+                            int(n_candidate_features(self.max_features, p)), float(self.nu),
+                            float(self.learning_rate), float(self.momentum), int(self.batch_size),
+                            int(self.max_epochs), int(self.tau), float(self.tol), int(self.n_iter_no_change),
+                            int(OSCILLATION_PATIENCE), int(max(self.min_samples_split, 2 * self.min_samples_leaf)),
+                            int(self.min_samples_leaf), -1 if self.max_depth is None else int(self.max_depth),
+                            STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback],
+                            bool(self.compare_with_axis), np.uint64(seed))
+        left, right, feature, bias, depth, n_samples, value, wrow, W, counts = out
+        indptr, indices, data = node_csr(feature, wrow, W)
+        weights = sp.csr_matrix((data, indices, indptr), shape=(left.shape[0], p))
+        self.tree_ = Tree(left, right, weights, bias, value, feature=feature, depth=depth, n_samples=n_samples,
+                          value_kind="probabilities")
+        self.n_oblique_splits_, self.n_axis_fallbacks_, self.n_collapsed_splits_ = (int(c) for c in counts)
+        return self

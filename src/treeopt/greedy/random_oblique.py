@@ -1,8 +1,10 @@
-"""Random oblique trees: each split is the best of R random hyperplanes and the axis-aligned splits.
+"""Random oblique trees: each split is the best of R random hyperplanes by information gain.
 
-The greedy "random" baseline of the non-greedy trees paper (Norouzi et al. 2015, §7): at every node,
-draw ``n_hyperplanes`` random directions w, put the threshold of each at its information-gain optimum
-on the projection ``X w``, and keep the best of these and of the exact best axis-aligned split.
+The greedy "random" baseline of the non-greedy trees paper (Norouzi et al. 2015, §7: "random oblique trees
+that select the best split function from a set of randomly generated hyperplanes based on information
+gain"): at every node, draw ``n_hyperplanes`` random directions w, put the threshold of each at its
+information-gain optimum on the projection ``X w``, and keep the best. Letting the exact best axis-aligned
+split compete as well (``axis_candidates=True``) is an option, off by default as in the paper.
 """
 
 from __future__ import annotations
@@ -36,14 +38,16 @@ def _projections(X, W):
 
 
 class RandomObliqueSplitFinder:
-    """``find_split`` for :func:`grow_tree`: best of random hyperplanes and axis splits by information gain.
+    """``find_split`` for :func:`grow_tree`: best of random hyperplanes (and, optionally, axis splits) by
+    information gain.
 
     Directions are standard normal in standardised units (``w_j = g_j / std_j`` at the node, 0 for
     constant features), so the draw does not depend on the features' scales.
     """
 
-    def __init__(self, n_classes, *, n_hyperplanes, n_features_split, min_samples_leaf):
+    def __init__(self, n_classes, *, n_hyperplanes, n_features_split, min_samples_leaf, axis_candidates=False):
         self.n_classes = n_classes
+        self.axis_candidates = axis_candidates
         self.n_hyperplanes = n_hyperplanes
         self.n_features_split = n_features_split
         self.min_samples_leaf = min_samples_leaf
@@ -53,10 +57,12 @@ class RandomObliqueSplitFinder:
     def __call__(self, X, y, rng, depth):
         k, msl = self.n_classes, self.min_samples_leaf
         p = X.shape[1]
-        f, thr, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
-        if f >= 0 and separates_perfectly(axis_gain, y, k):
-            self.n_axis += 1
-            return NodeSplit.axis(f, thr)  # already perfect
+        f, thr, axis_gain = -1, np.nan, -np.inf
+        if self.axis_candidates:
+            f, thr, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
+            if f >= 0 and separates_perfectly(axis_gain, y, k):
+                self.n_axis += 1
+                return NodeSplit.axis(f, thr)  # already perfect
         W = rng.standard_normal((self.n_hyperplanes, p))
         scale = _feature_scales(X)
         W *= np.divide(1.0, scale, out=np.zeros(p), where=scale > 0)
@@ -71,7 +77,7 @@ class RandomObliqueSplitFinder:
 
 
 class RandomObliqueTreeClassifier(GreedyTreeClassifier):
-    """Greedy oblique tree whose splits are the best of ``n_hyperplanes`` random hyperplanes (or axis splits).
+    """Greedy oblique tree whose splits are the best of ``n_hyperplanes`` random hyperplanes.
 
     Splitting criterion: information gain. Leaves hold class frequencies (``value_kind="probabilities"``).
 
@@ -79,8 +85,11 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
     ----------
     n_hyperplanes : int, default=100
         R, random directions tried per node (the paper does not state its value).
+    axis_candidates : bool, default=False
+        Let the exact best axis-aligned split over ``max_features`` features compete with the random
+        hyperplanes at every node. The paper's baseline uses random hyperplanes only.
     max_features : int, float, "sqrt", "log2" or None, default=None
-        Features whose exact best axis split competes with the random hyperplanes (None: all).
+        With ``axis_candidates``: the features whose best axis split competes (None: all).
     max_depth : int or None, default=None
         Grow to purity when None.
     min_samples_split, min_samples_leaf : int
@@ -91,18 +100,20 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
     tree_ : treeopt.trees.Tree
     classes_, n_features_in_
     n_oblique_splits_, n_axis_splits_ : int
-        Internal nodes whose winner was a random hyperplane vs. an axis split.
+        Internal nodes whose winner was a random hyperplane vs. an axis split (0 unless ``axis_candidates``).
     """
 
     _parameter_constraints = {
         "n_hyperplanes": [Interval(Integral, 1, None, closed="left")],
+        "axis_candidates": ["boolean"],
         "max_features": MAX_FEATURES_CONSTRAINT,
         **GROWTH_CONSTRAINTS,
     }
 
-    def __init__(self, n_hyperplanes=100, max_features=None, max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, random_state=None):
+    def __init__(self, n_hyperplanes=100, axis_candidates=False, max_features=None, max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, random_state=None):
         self.n_hyperplanes = n_hyperplanes
+        self.axis_candidates = axis_candidates
         self.max_features = max_features
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -112,7 +123,8 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
     def _split_finder(self, n_classes, n_features):
         return RandomObliqueSplitFinder(n_classes, n_hyperplanes=self.n_hyperplanes,
                                         n_features_split=n_candidate_features(self.max_features, n_features),
-                                        min_samples_leaf=self.min_samples_leaf)
+                                        min_samples_leaf=self.min_samples_leaf,
+                                        axis_candidates=self.axis_candidates)
 
     def _record_finder_stats(self, finder):
         self.n_oblique_splits_ = finder.n_oblique

@@ -105,3 +105,34 @@ def node_depths(left, right):
                 stack[top] = child
                 top += 1
     return depth
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def forest_accumulate(X, roots, left, right, feature, bias, indptr, indices, data, leaf_values, first, last, out):
+    """Add the leaf rows of trees ``first..last-1`` of a packed forest to ``out`` (n, k), for every row of X.
+
+    A packed forest concatenates its trees' node arrays (node ids already offset, ``roots[t]`` the root of
+    tree t; one CSR over all nodes) and stores per node a probability row of the forest's k classes, so
+    every tree is routed in this one kernel and accumulated without per-tree fancy indexing. Rows are
+    processed in blocks (in parallel); within a block tree by tree, so one tree's nodes stay in cache while
+    the block's rows go through it. Routing arithmetic is ``_goes_right``'s, as in ``apply_dense``.
+    """
+    n = X.shape[0]
+    k = leaf_values.shape[1]
+    block = 128
+    n_blocks = (n + block - 1) // block
+    for bi in prange(n_blocks):
+        lo = bi * block
+        hi = min(n, lo + block)
+        for t in range(first, last):
+            root = roots[t]
+            for r in range(lo, hi):
+                x = X[r]
+                node = root
+                while left[node] >= 0:
+                    if _goes_right(x, node, feature, bias, indptr, indices, data):
+                        node = right[node]
+                    else:
+                        node = left[node]
+                for c in range(k):
+                    out[r, c] += leaf_values[node, c]

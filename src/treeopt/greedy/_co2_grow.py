@@ -1,0 +1,382 @@
+"""Growing a whole CO2 tree in one numba call (no Python, no GIL, between the root and the last leaf).
+
+The node loop of :func:`treeopt.greedy._grow.grow_tree` with the CO2 split finder of
+:mod:`treeopt.greedy.co2` inlined: the training points of a node are a slice of one index array that is
+partitioned in place (no ``X[idx]`` row copies per node; a bootstrap sample is just an index array with
+repeats), the q candidate features are drawn with a splitmix64 stream, and every node's stump is
+optimised by :func:`treeopt.greedy._co2_sgd.co2_stump_sgd`. Because the call releases the GIL, forests
+grow in parallel threads.
+
+Per node (CO2 paper Sec. 5):
+
+1. the best information-gain axis split over q random features (the remaining features only when all
+   q are constant at the node); none: the node is a leaf;
+2. its partition, scaled onto the sphere ``||[w, b]||^2 = nu`` in the stump's coordinates, and the
+   add-one-smoothed leaf log-frequencies start Alg. 1;
+3. the optimised split, mapped back to input coordinates, is routed with the tree store's arithmetic.
+   It is kept when it sends at least ``min_samples_leaf`` points each way. A stump that collapsed onto
+   one side cannot split the node: ``axis_fallback`` 0 ("never") makes the node a leaf, 1 ("collapsed")
+   splits it with the initial axis split so growth continues to pure leaves, 2 ("no_gain", a safeguard
+   not in the paper) also replaces optimised splits without positive information gain (and, with
+   ``compare_with_axis``, with less gain than the axis split).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._co2_sgd import _splitmix64, co2_stump_sgd
+
+_NJIT = dict(cache=True, nogil=True)
+
+STANDARDIZE_CODES = {"none": 0, "tree": 1, "node": 2}
+FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
+
+
+@njit(**_NJIT)
+def _xlogx_table(n):
+    t = np.zeros(n + 1)
+    for m in range(2, n + 1):
+        t[m] = m * np.log(m)
+    return t
+
+
+@njit(**_NJIT)
+def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys, col):
+    """Exact best information-gain axis split of the points ``idx[start:stop]`` over ``feats[:n_feats]``.
+
+    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split`; returns
+    ``(feature, threshold, gain)`` with feature -1 when no feature admits a cut."""
+    m = stop - start
+    best_f = -1
+    best_thr = np.nan
+    best_gain = -np.inf
+    parent_s = 0.0
+    for c in range(k):
+        parent_s += xlogx[total[c]]
+    parent = xlogx[m] - parent_s
+    left = np.empty(k, dtype=np.int64)
+    right = np.empty(k, dtype=np.int64)
+    for jf in range(n_feats):
+        f = feats[jf]
+        for t in range(m):
+            col[t] = X[idx[start + t], f]
+        o = np.argsort(col[:m], kind="mergesort")
+        lo = col[o[0]]
+        hi = col[o[m - 1]]
+        if not lo < hi:
+            continue
+        for t in range(m):
+            zs[t] = col[o[t]]
+            ys[t] = y[idx[start + o[t]]]
+        left[:] = 0
+        right[:] = total
+        s_left = 0.0
+        s_right = parent_s
+        bi = -1
+        bg = -np.inf
+        for i in range(1, m - msl + 1):
+            c = ys[i - 1]
+            s_left += xlogx[left[c] + 1] - xlogx[left[c]]
+            s_right += xlogx[right[c] - 1] - xlogx[right[c]]
+            left[c] += 1
+            right[c] -= 1
+            if i < msl or not zs[i - 1] < zs[i]:
+                continue
+            gain = (parent - (xlogx[i] - s_left) - (xlogx[m - i] - s_right)) / m
+            if gain > bg:
+                bg = gain
+                bi = i
+        if bi >= 0 and bg > best_gain:
+            a = zs[bi - 1]
+            b = zs[bi]
+            thr = 0.5 * a + 0.5 * b
+            if not thr > a:
+                thr = b
+            best_f = f
+            best_thr = thr
+            best_gain = max(bg, 0.0)
+    return best_f, best_thr, best_gain
+
+
+@njit(**_NJIT)
+def _gain(y, idx, start, stop, go_right, k, xlogx):
+    """Information gain of the partition ``go_right[0:m]`` of the points ``idx[start:stop]``."""
+    m = stop - start
+    left = np.zeros(k, dtype=np.int64)
+    right = np.zeros(k, dtype=np.int64)
+    for t in range(m):
+        if go_right[t]:
+            right[y[idx[start + t]]] += 1
+        else:
+            left[y[idx[start + t]]] += 1
+    nl = 0
+    sl = 0.0
+    sr = 0.0
+    sp = 0.0
+    for c in range(k):
+        nl += left[c]
+        sl += xlogx[left[c]]
+        sr += xlogx[right[c]]
+        sp += xlogx[left[c] + right[c]]
+    nr = m - nl
+    return ((xlogx[m] - sp) - (xlogx[nl] - sl) - (xlogx[nr] - sr)) / m
+
+
+@njit(**_NJIT)
+def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, tau, tol, n_iter_no_change,
+                  patience, min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
+                  compare_with_axis, seed):
+    """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
+
+    ``y`` holds labels ``0..k-1``; ``max_depth < 0`` means unlimited; ``standardize`` is 0 (inputs as
+    given), 1 (z-scores of the tree's sample) or 2 (z-scores of each node's points). Returns the node
+    arrays ``(left, right, feature, bias, depth, n_samples, value, wrow, W, counts)``: ``wrow[i]`` is the
+    row of ``W`` holding node i's oblique weights (-1 otherwise), ``value`` the class frequencies, and
+    ``counts = [n_oblique, n_axis_fallbacks, n_collapsed]`` (collapsed: stumps that sent every point one way
+    and, without the fallback, made the node a leaf).
+    """
+    n = idx.shape[0]
+    p = X.shape[1]
+    idx = idx.copy()
+    cap = 2 * n + 1
+    left = np.full(cap, -1, dtype=np.int64)
+    right = np.full(cap, -1, dtype=np.int64)
+    feature = np.full(cap, -2, dtype=np.int64)
+    bias = np.zeros(cap)
+    depth = np.zeros(cap, dtype=np.int64)
+    n_samples = np.zeros(cap, dtype=np.int64)
+    value = np.zeros((cap, k))
+    wrow = np.full(cap, -1, dtype=np.int64)
+    W = np.empty((16, p))
+    n_w = 0
+    counts = np.zeros(3, dtype=np.int64)
+
+    state = np.full(1, seed, dtype=np.uint64)
+    xlogx = _xlogx_table(n)
+    feats = np.arange(p)
+    total = np.empty(k, dtype=np.int64)
+    zs = np.empty(n)
+    ys = np.empty(n, dtype=np.int64)
+    col = np.empty(n)
+    Z = np.empty((n, p))
+    yl = np.empty(n, dtype=np.int64)
+    go_right = np.empty(n, dtype=np.bool_)
+    tmp = np.empty(n, dtype=np.int64)
+    local = np.empty(k, dtype=np.int64)
+    history = np.empty(max_epochs + 1)
+    mean = np.zeros(p)
+    std = np.ones(p)
+    if standardize == 1:  # the tree's training sample (the paper's zero-mean unit-variance scaling)
+        for t in range(n):
+            for j in range(p):
+                mean[j] += X[idx[t], j]
+        mean /= n
+        var = np.zeros(p)
+        for t in range(n):
+            for j in range(p):
+                d = X[idx[t], j] - mean[j]
+                var[j] += d * d
+        for j in range(p):
+            s = np.sqrt(var[j] / n)
+            std[j] = s if s > 0.0 else 1.0
+
+    st_node = np.empty(cap, dtype=np.int64)
+    st_start = np.empty(cap, dtype=np.int64)
+    st_stop = np.empty(cap, dtype=np.int64)
+    top = 0
+    st_node[0] = 0
+    st_start[0] = 0
+    st_stop[0] = n
+    top = 1
+    n_nodes = 1
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        start = st_start[top]
+        stop = st_stop[top]
+        m = stop - start
+        total[:] = 0
+        for t in range(start, stop):
+            total[y[idx[t]]] += 1
+        n_present = 0
+        for c in range(k):
+            value[node, c] = total[c] / m
+            if total[c] > 0:
+                n_present += 1
+        n_samples[node] = m
+        if m < min_samples_split or n_present <= 1 or (max_depth >= 0 and depth[node] >= max_depth):
+            continue
+        # 1. best axis split over q random features (partial Fisher-Yates on feats)
+        for j in range(q):
+            r = j + np.int64(_splitmix64(state) % np.uint64(p - j))
+            a = feats[j]
+            feats[j] = feats[r]
+            feats[r] = a
+        f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats, q, min_samples_leaf, xlogx,
+                                                total, zs, ys, col)
+        if f < 0 and q < p:
+            f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats[q:], p - q,
+                                                    min_samples_leaf, xlogx, total, zs, ys, col)
+        if f < 0:
+            continue
+        # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
+        kk = 0
+        for c in range(k):
+            local[c] = kk
+            if total[c] > 0:
+                kk += 1
+        theta = np.zeros((2, kk))
+        cnt = np.zeros((2, kk))
+        for t in range(m):
+            i = idx[start + t]
+            yl[t] = local[y[i]]
+            cnt[1 if X[i, f] >= thr else 0, yl[t]] += 1.0
+        for side in range(2):
+            ns = 0.0
+            for c in range(kk):
+                ns += cnt[side, c]
+            for c in range(kk):
+                theta[side, c] = np.log((cnt[side, c] + 1.0) / (ns + kk))
+        if standardize == 2:
+            mean[:] = 0.0
+            for t in range(m):
+                for j in range(p):
+                    mean[j] += X[idx[start + t], j]
+            mean /= m
+            std[:] = 0.0
+            for t in range(m):
+                for j in range(p):
+                    d = X[idx[start + t], j] - mean[j]
+                    std[j] += d * d
+            for j in range(p):
+                s = np.sqrt(std[j] / m)
+                std[j] = s if s > 0.0 else 1.0
+        if standardize == 0:
+            for t in range(m):
+                i = idx[start + t]
+                for j in range(p):
+                    Z[t, j] = X[i, j]
+            tz = thr
+        else:
+            for t in range(m):
+                i = idx[start + t]
+                for j in range(p):
+                    Z[t, j] = (X[i, j] - mean[j]) / std[j]
+            tz = (thr - mean[f]) / std[f]
+        scale = np.sqrt(nu / (1.0 + tz * tz))
+        w = np.zeros(p)
+        w[f] = scale
+        sub_seed = _splitmix64(state)
+        b, _, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
+                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history)
+        if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
+            for j in range(p):
+                b += w[j] * mean[j] / std[j]
+                w[j] = w[j] / std[j]
+        # 3. route with the tree store's arithmetic (feature order, zero weights skipped)
+        n_right = 0
+        for t in range(m):
+            i = idx[start + t]
+            s = 0.0
+            for j in range(p):
+                if w[j] != 0.0:
+                    s += w[j] * X[i, j]
+            go_right[t] = s - b >= 0.0
+            if go_right[t]:
+                n_right += 1
+        use = 0  # 0 leaf, 1 oblique, 2 axis
+        if min(n_right, m - n_right) >= min_samples_leaf:
+            use = 1
+            if axis_fallback == 2:
+                g = _gain(y, idx, start, stop, go_right, k, xlogx)
+                if not g > 0.0 or (compare_with_axis and g < axis_gain):
+                    use = 2
+        elif axis_fallback >= 1:
+            use = 2
+        else:
+            counts[2] += 1
+        if use == 0:
+            continue
+        if use == 1:
+            if n_w == W.shape[0]:
+                W2 = np.empty((2 * n_w, p))
+                W2[:n_w] = W[:n_w]
+                W = W2
+            W[n_w] = w
+            wrow[node] = n_w
+            n_w += 1
+            feature[node] = -1
+            bias[node] = b
+            counts[0] += 1
+        else:
+            feature[node] = f
+            bias[node] = thr
+            counts[1] += 1
+            n_right = 0
+            for t in range(m):
+                go_right[t] = X[idx[start + t], f] >= thr
+                if go_right[t]:
+                    n_right += 1
+        # in-place stable partition of idx[start:stop]: left points first
+        nl = 0
+        nr = 0
+        for t in range(m):
+            if go_right[t]:
+                tmp[nr] = idx[start + t]
+                nr += 1
+            else:
+                idx[start + nl] = idx[start + t]
+                nl += 1
+        for t in range(nr):
+            idx[start + nl + t] = tmp[t]
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        left[node] = lc
+        right[node] = rc
+        depth[lc] = depth[node] + 1
+        depth[rc] = depth[node] + 1
+        st_node[top] = rc
+        st_start[top] = start + nl
+        st_stop[top] = stop
+        top += 1
+        st_node[top] = lc
+        st_start[top] = start
+        st_stop[top] = start + nl
+        top += 1
+    return (left[:n_nodes], right[:n_nodes], feature[:n_nodes], bias[:n_nodes], depth[:n_nodes],
+            n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts)
+
+
+@njit(**_NJIT)
+def node_csr(feature, wrow, W):
+    """CSR pieces ``(indptr, indices, data)`` of the tree store's weight matrix: the unit row e_f for axis
+    nodes, the non-zero weights of W's row for oblique nodes, empty rows for leaves."""
+    n_nodes = feature.shape[0]
+    p = W.shape[1]
+    indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    for i in range(n_nodes):
+        c = 0
+        if feature[i] >= 0:
+            c = 1
+        elif wrow[i] >= 0:
+            for j in range(p):
+                if W[wrow[i], j] != 0.0:
+                    c += 1
+        indptr[i + 1] = indptr[i] + c
+    indices = np.empty(indptr[n_nodes], dtype=np.int64)
+    data = np.empty(indptr[n_nodes])
+    for i in range(n_nodes):
+        pos = indptr[i]
+        if feature[i] >= 0:
+            indices[pos] = feature[i]
+            data[pos] = 1.0
+        elif wrow[i] >= 0:
+            for j in range(p):
+                if W[wrow[i], j] != 0.0:
+                    indices[pos] = j
+                    data[pos] = W[wrow[i], j]
+                    pos += 1
+    return indptr, indices, data
