@@ -90,11 +90,18 @@ def prepare_split(
     table, classes = _load_table(spec, settings, seed, opener)
     train, val, test = make_split(spec.split, table.part, table.group, seed)
     X = table.X
-    shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
     arrays = {}
-    for key, rows in (("train", train), ("val", val), ("test", test)):
-        arrays[f"X_{key}"] = apply_scaler(X[rows], shift, scale)
-        arrays[f"y_{key}"] = table.y[rows]
+    if spec.task == "segmentation":  # images stay uint8; windows are normalised by the segmenter
+        if spec.scale != "none":
+            raise ValueError(f"dataset {spec.name!r}: segmentation data takes scale: none")
+        shift, scale = np.zeros(0), np.zeros(0)
+        for key, rows in (("train", train), ("val", val), ("test", test)):
+            arrays[f"X_{key}"], arrays[f"y_{key}"] = X[rows], table.y[rows]
+    else:
+        shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
+        for key, rows in (("train", train), ("val", val), ("test", test)):
+            arrays[f"X_{key}"] = apply_scaler(X[rows], shift, scale)
+            arrays[f"y_{key}"] = table.y[rows]
     arrays.update(
         task=np.array(spec.task), name=np.array(spec.name), classes=classes,
         feature_names=np.array(table.feature_names or [], dtype=str),
@@ -166,6 +173,11 @@ def _load_table(
     """The parsed table with encoded labels, from the cache or parsed from raw files."""
     if spec.format == "synthetic":
         return _synthetic_table(spec, seed)
+    if spec.task == "segmentation":
+        from .faces import PART_NAMES
+
+        if spec.format == "lfw_parts" and not spec.options.get("palette"):
+            raise ValueError(f"dataset {spec.name!r}: format lfw_parts needs options.palette")
     cache = settings.processed_dir / spec.name / "data.npz"
     fingerprint = _fingerprint(spec)
     if cache.is_file() and _stored_fingerprint(cache) == fingerprint:
@@ -178,7 +190,11 @@ def _load_table(
         table = FORMATS[spec.format].reader(paths, spec.options)
     except (ValueError, KeyError, EOFError, OSError, zlib.error) as exc:
         raise ValueError(f"dataset {spec.name!r} ({spec.format}): {exc}") from exc
-    table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
+    if spec.task == "segmentation":  # label images hold 0..k-1 already
+        names = spec.options.get("class_names") or PART_NAMES[:len(spec.options["palette"])]
+        classes = np.array([str(n) for n in names])
+    else:
+        table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
     _check_table(spec, table)
     _atomic_savez(cache, {
         "X": table.X, "y": table.y, "part": table.part,
@@ -191,6 +207,12 @@ def _load_table(
 
 def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
     o = spec.options
+    if o["generator"] == "faces":
+        from .faces import PART_NAMES, synthetic_faces_table
+
+        if spec.task != "segmentation":
+            raise ValueError(f"dataset {spec.name!r}: generator faces needs task segmentation")
+        return synthetic_faces_table(o, seed), np.array(PART_NAMES)
     if o["generator"] != "rgf_trees":
         raise ValueError(f"dataset {spec.name!r}: unknown generator {o['generator']!r}")
     if not isinstance(o["q"], int) or o["q"] < 1:
@@ -210,6 +232,11 @@ def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
 
 def _check_table(spec: DatasetSpec, table: Table) -> None:
     X = table.X
+    if spec.task == "segmentation":
+        if X.ndim != 4 or X.shape[-1] != 3 or table.y.shape != X.shape[:3] or X.shape[0] == 0:
+            raise ValueError(f"dataset {spec.name!r}: images {X.shape} and label maps {table.y.shape} "
+                             "must be (n, H, W, 3) and (n, H, W)")
+        return
     if X.ndim != 2 or X.shape[0] != len(table.y) or X.shape[0] == 0:
         raise ValueError(f"dataset {spec.name!r}: parsed X {X.shape} does not match {len(table.y)} labels")
     if X.dtype.kind == "f" and not np.all(np.isfinite(X)):

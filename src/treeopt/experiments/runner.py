@@ -30,6 +30,7 @@ from .params import is_inherit_marker
 FIT_ON = ("train", "trainval")
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "tree", "versions", "git_commit")
+OPTIONAL_KEYS = ("staged",)  # segmentation: Jaccard of the first 1, 2, 4, ... trees
 
 
 def _sha256(path):
@@ -84,6 +85,77 @@ def resolve_inherited(params, inherit):
     return params, inherited
 
 
+def stage_sizes(n_trees):
+    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
+    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
+    return [*sizes, int(n_trees)]
+
+
+def _segmentation_scores(estimator, images, label_maps, sizes):
+    """(per-size class-average Jaccard, full-forest label maps, per-image Jaccard of the full forest)."""
+    from ..segmentation import confusion, jaccard_from_confusion
+
+    k = estimator.classes_.shape[0]
+    staged = estimator.staged_predict(images, sizes)
+    scores = [jaccard_from_confusion(confusion(label_maps, maps, k))[0] for maps in staged]
+    per_image = [jaccard_from_confusion(confusion(t, p, k))[0] for t, p in zip(label_maps, staged[-1])]
+    return scores, staged[-1], np.asarray(per_image)
+
+
+def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
+    """Segmentation runs (CO2 paper Sec. 6.2): rows of the split are images, targets are label maps.
+
+    Metrics are the class-average Jaccard (%) and pixel accuracy inside the ignored border; ``train`` is
+    scored on the first 10 training images only (prediction costs as much as on test). ``staged`` holds the
+    Jaccard of the forests made of the first 1, 2, 4, ... trees (Fig. 4, right; Table II's 16 and 32 trees
+    from one fit). The label maps of the test images go to ``segmentation.npz`` (Fig. 3).
+    """
+    from ..segmentation import IGNORE
+
+    log = log or logging.getLogger(__name__)
+    X_fit, y_fit = split.X_train, split.y_train
+    X_val, y_val = split.X_val, split.y_val
+    if fit_on == "trainval":
+        X_fit, y_fit = np.concatenate([X_fit, X_val]), np.concatenate([y_fit, y_val])
+        X_val, y_val = X_val[:0], y_val[:0]
+    estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
+    log.info("fitting %s on %d images %s (%s), params %s, seed %d", method, X_fit.shape[0], X_fit.shape[1:],
+             fit_on, params, seed)
+    start = time.perf_counter()
+    estimator.fit(X_fit, y_fit)
+    fit_seconds = time.perf_counter() - start
+    log.info("fit took %.3f s", fit_seconds)
+    sizes = stage_sizes(len(estimator.estimators_))
+
+    def pixel_metrics(jaccard, truth, pred):
+        scored = pred != IGNORE
+        accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
+        return {"jaccard": float(jaccard), "accuracy": accuracy, "error": 100.0 - accuracy}
+
+    start = time.perf_counter()
+    test_scores, test_pred, per_image = _segmentation_scores(estimator, split.X_test, split.y_test, sizes)
+    predict_seconds = time.perf_counter() - start
+    staged = {"n_trees": sizes, "test_jaccard": test_scores}
+    result = {"params": dict(params), "seed": int(seed), "n_train": int(X_fit.shape[0]),
+              "n_val": int(X_val.shape[0]), "n_test": int(split.X_test.shape[0]),
+              "test": pixel_metrics(test_scores[-1], split.y_test, test_pred), "val": {}}
+    if X_val.shape[0]:
+        val_scores, val_pred, _ = _segmentation_scores(estimator, X_val, y_val, sizes)
+        result["val"] = pixel_metrics(val_scores[-1], y_val, val_pred)
+        staged["val_jaccard"] = val_scores
+    n_tr = min(10, X_fit.shape[0])
+    tr_scores, tr_pred, _ = _segmentation_scores(estimator, X_fit[:n_tr], y_fit[:n_tr], sizes[-1:])
+    result["train"] = pixel_metrics(tr_scores[-1], y_fit[:n_tr], tr_pred)
+    result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged)
+    windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
+    result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), windows)
+    result["_arrays"] = {"test_pred": test_pred.astype(np.int8), "test_image_jaccard": per_image,
+                         "n_trees": np.asarray(sizes)}
+    log.info("train %s | val %s | test %s | staged test jaccard %s", result["train"], result["val"],
+             result["test"], dict(zip(sizes, np.round(test_scores, 2))))
+    return result, estimator
+
+
 def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator)."""
     log = log or logging.getLogger(__name__)
@@ -92,6 +164,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         raise ValueError(f"method {method!r} solves {spec.task}, but the data set is a {split.task} task")
     if fit_on not in FIT_ON:
         raise ValueError(f"fit_on must be one of {FIT_ON}, got {fit_on!r}")
+    if spec.task == "segmentation":
+        return fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=log)
     X_fit, y_fit = split.X_train, split.y_train
     X_val, y_val = split.X_val, split.y_val
     if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
@@ -154,9 +228,12 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
         split = _load_split(split_path)
         measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger)
+        arrays = measured.pop("_arrays", None)
+        if arrays is not None:  # segmentation: test label maps for figures
+            np.savez_compressed(tmp / "segmentation.npz", **arrays)
         result = {"dataset": dataset, "method": method, **measured, "versions": _metrics.versions(),
                   "git_commit": _metrics.git_commit()}
-        result = {key: _plain(result[key]) for key in METRICS_KEYS}
+        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         keep = get_method(method).keeps_model if save_model is None else save_model
         trees = _metrics.fitted_trees(estimator) if keep else []
