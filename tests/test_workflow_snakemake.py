@@ -75,15 +75,17 @@ def finished(workflow_copy):
 
 
 def test_tables_and_figures_are_made(finished):
-    depth = pd.read_csv(finished / "results/tables/nongreedy_fig2.csv")
+    # a profile other than "default" writes results/{profile}/ and results/{profile}/figures/
+    assert not (finished / "results/tables").exists() and not (finished / "figures").exists()
+    depth = pd.read_csv(finished / "results/tiny/nongreedy_fig2.csv")
     assert list(depth.columns[:5]) == ["dataset", "method", "depth", "train_accuracy", "test_accuracy"]
     assert sorted(depth["depth"]) == [1, 3]
     assert depth.set_index("depth").loc[3, "train_accuracy"] > depth.set_index("depth").loc[1, "train_accuracy"]
-    forest = pd.read_csv(finished / "results/tables/co2_table1.csv")
+    forest = pd.read_csv(finished / "results/tiny/co2_table1.csv")
     assert sorted(forest["n_trees"]) == [2, 5]
     for name in ("nongreedy_fig2_wine", "co2_fig2_wine"):
         for ext in ("png", "pdf"):
-            assert (finished / "figures" / f"{name}.{ext}").stat().st_size > 1000
+            assert (finished / "results/tiny/figures" / f"{name}.{ext}").stat().st_size > 1000
 
 
 def test_selection_and_final_runs_follow_the_protocol(finished):
@@ -206,7 +208,12 @@ def test_report_builds_a_partial_table_from_the_final_runs_that_exist(tmp_path):
     table = pd.read_csv(root / "partial/co2_table1.csv")
     assert list(table["n_trees"]) == [2] and list(table["method"]) == ["rf"]
     assert (root / "partial/figures/co2_fig2_wine.png").is_file()
-    assert not (root / "results/tables/co2_table1.csv").exists()  # the workflow's own table is not faked
+    assert not (root / "results/tiny/co2_table1.csv").exists()  # the workflow's own table is not faked
     missing = subprocess.run([*cmd[:4], "no_such_table", "--out", "partial"], cwd=root, capture_output=True,
                              text=True, timeout=120)
     assert missing.returncode == 2 and "co2_table1" in missing.stderr
+    # without --out: the profile's own folders, as the workflow writes them (results/{profile}/figures)
+    default_out = subprocess.run(cmd[:5], cwd=root, capture_output=True, text=True, timeout=120)
+    assert default_out.returncode == 0, default_out.stderr
+    assert (root / "results/tiny/co2_table1.csv").is_file()
+    assert (root / "results/tiny/figures/co2_fig2_wine.png").is_file()

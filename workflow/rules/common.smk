@@ -57,9 +57,11 @@ def _report_availability():
             source = f"error: {exc}"
         by_source.setdefault(source, []).append(name)
     seeds = sorted({final.seed for final in PLAN.finals.values()})
-    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {seeds}, "
-          f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
-          file=sys.stderr)
+    print(
+        f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, seeds {seeds}, "
+        f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
+        file=sys.stderr,
+    )
     for source, names in sorted(by_source.items()):
         label = "WOULD DOWNLOAD" if source == "download" else source
         print(f"treeopt:   {label}: {', '.join(names)}", file=sys.stderr)

@@ -5,6 +5,9 @@
 # the run's folder name; that selection YAML is an input of the run, and the script puts the chosen value in.
 
 
+from treeopt.experiments.resources import run_mem_mb, run_runtime
+
+
 wildcard_constraints:
     dataset=r"[^/]+",
     method=r"[^/]+",
@@ -16,15 +19,20 @@ rule candidate_run:
         unpack(run_inputs),
     output:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{{params}}/seed{{seed}}"),
+    log:
+        f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
     wildcard_constraints:
         params=rf"(?!{FINAL_PREFIX})[^/]+",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, run_of(wc), threads),
+        runtime=lambda wc: run_runtime(PLAN.profile, run_of(wc)),
     params:
         hyper=lambda wc, output: plain_params(PLAN.lookup("run", output.run).params),
         inherit=lambda wc, output: dict(PLAN.lookup("run", output.run).inherit),
         save_model=PLAN.save_models,
-    log:
-        f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
-    threads: PLAN.n_jobs
     script:
         "../scripts/train.py"
 
@@ -34,11 +42,16 @@ rule select:
         runs=lambda wc: [run.dir for run in selection_of(wc).candidates],
     output:
         f"{SELECTION_DIR}/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.yaml",
+    log:
+        f"{LOGS}/selection/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.log",
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=500,
+        runtime=5,
     params:
         metric=lambda wc: selection_of(wc).metric,
         at=lambda wc: dict(selection_of(wc).at),
-    log:
-        f"{LOGS}/selection/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.log",
     script:
         "../scripts/select.py"
 
@@ -48,6 +61,14 @@ rule final_run:
         unpack(final_inputs),
     output:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}"),
+    log:
+        f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, final_of(wc), threads),
+        runtime=lambda wc: run_runtime(PLAN.profile, final_of(wc)),
     params:
         experiment=lambda wc: final_of(wc).experiment,
         point=lambda wc: dict(final_of(wc).point),
@@ -55,8 +76,5 @@ rule final_run:
         fixed=lambda wc: None if final_of(wc).params is None else plain_params(final_of(wc).params),
         inherit=lambda wc: dict(final_of(wc).inherit),
         save_model=PLAN.save_models,
-    log:
-        f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",
-    threads: PLAN.n_jobs
     script:
         "../scripts/final.py"
