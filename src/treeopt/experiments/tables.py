@@ -142,19 +142,24 @@ def _staged_rows(runs):
         runs = runs.sort_values("tree_n_trees").groupby(["dataset", "method", "seed"], sort=True).tail(1)
     for _, run in runs.iterrows():
         staged = _staged(run["run"])
-        for n_trees, jaccard in zip(staged.get("n_trees", []), staged.get("test_jaccard", [])):
+        unweighted = staged.get("test_jaccard_unweighted") or [np.nan] * len(staged.get("n_trees", []))
+        for n_trees, jaccard, other in zip(staged.get("n_trees", []), staged.get("test_jaccard", []), unweighted):
             rows.append({"dataset": run["dataset"], "method": run["method"], "seed": run["seed"],
-                         "n_trees": int(n_trees), "depth": run["params"].get("max_depth"), "jaccard": jaccard})
-    return pd.DataFrame(rows, columns=["dataset", "method", "seed", "n_trees", "depth", "jaccard"])
+                         "n_trees": int(n_trees), "depth": run["params"].get("max_depth"), "jaccard": jaccard,
+                         "jaccard_unweighted": other})
+    return pd.DataFrame(rows, columns=["dataset", "method", "seed", "n_trees", "depth", "jaccard",
+                                       "jaccard_unweighted"])
 
 
 def co2_table2_jaccard(runs):
     """CO2 paper Table II: test class-average Jaccard (%) of forests of 16 and 32 trees, paper's beside.
 
-    Read from the runs' staged scores, so both sizes come from one 32-tree fit per method and seed."""
+    ``jaccard`` applies the paper's re-weighting of class probabilities by the inverse sampling factor,
+    ``jaccard_unweighted`` is the same forest without it. Read from the runs' staged scores, so both sizes
+    come from one 32-tree fit per method and seed."""
     staged = _staged_rows(runs)
     staged = staged[staged["n_trees"].isin([16, 32])]
-    table = aggregate(staged, "n_trees", ["jaccard"])
+    table = aggregate(staged, "n_trees", ["jaccard", "jaccard_unweighted"])
     table.insert(4, "paper_value", [paper_values.co2_table2(d, m, n) for d, m, n in
                                     zip(table["dataset"], table["method"], table["n_trees"])])
     return table
@@ -163,21 +168,33 @@ def co2_table2_jaccard(runs):
 def co2_fig4_jaccard(runs):
     """CO2 paper Fig. 4: test Jaccard (%) against the maximum depth for 16 trees (``curve`` depth; runs
     whose sweep sets max_depth) and against the number of trees (``curve`` n_trees; staged scores of the
-    other runs)."""
+    other runs). The first m trees of a larger forest are a forest of m trees, so a larger forest's staged
+    score at the depth runs' size adds its depth to the depth curve (unless a depth run has it already)."""
     has_depth = runs["sweep"].map(lambda sweep: "max_depth" in sweep) if len(runs) else runs.get("sweep")
     depth_runs, tree_runs = (runs[has_depth], runs[~has_depth]) if len(runs) else (runs, runs)
     parts = []
     if len(depth_runs):
+        unweighted = (depth_runs["test_jaccard_unweighted"] if "test_jaccard_unweighted" in depth_runs
+                      else np.nan)
         d = depth_runs.assign(depth=param_column(depth_runs, "max_depth"), jaccard=depth_runs["test_jaccard"],
-                              n_trees=depth_runs["tree_n_trees"].astype(int))
-        t = aggregate(d, "depth", ["jaccard"], keys=("dataset", "method", "n_trees"))
+                              jaccard_unweighted=unweighted, n_trees=depth_runs["tree_n_trees"].astype(int))
+        d = d[["dataset", "method", "seed", "n_trees", "depth", "jaccard", "jaccard_unweighted"]]
+        if len(tree_runs):
+            extra = _staged_rows(tree_runs)
+            extra = extra[extra["n_trees"].isin(set(d["n_trees"])) & extra["depth"].notna()]
+            have = set(zip(d["dataset"], d["method"], d["depth"].astype(float)))
+            keep = [(ds, m, float(dp)) not in have for ds, m, dp in zip(extra["dataset"], extra["method"],
+                                                                        extra["depth"])]
+            d = pd.concat([d, extra[keep]], ignore_index=True)
+        t = aggregate(d, "depth", ["jaccard", "jaccard_unweighted"], keys=("dataset", "method", "n_trees"))
         parts.append(t.assign(curve="depth"))
     if len(tree_runs):
         s = _staged_rows(tree_runs)
         s["depth"] = s["depth"].astype(float)
-        t = aggregate(s, "n_trees", ["jaccard"], keys=("dataset", "method", "depth"))
+        t = aggregate(s, "n_trees", ["jaccard", "jaccard_unweighted"], keys=("dataset", "method", "depth"))
         parts.append(t.assign(curve="n_trees"))
-    columns = ["curve", "dataset", "method", "depth", "n_trees", "jaccard", "jaccard_std", "n_seeds"]
+    columns = ["curve", "dataset", "method", "depth", "n_trees", "jaccard", "jaccard_unweighted", "jaccard_std",
+               "jaccard_unweighted_std", "n_seeds"]
     if not parts:
         return pd.DataFrame(columns=columns)
     return pd.concat(parts, ignore_index=True)[columns]

@@ -7,21 +7,31 @@ import yaml
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator
 
-from .curves import _lines, _n_seeds
-from .style import method_label, new_figure, stamp
+from .curves import _n_seeds
+from .style import method_colour, method_label, new_figure, stamp
 
 # background, lower face, nose, mouth, left/right eye, left/right eyebrow (the paper's 8 labels)
 PART_COLOURS = ["#202020", "#f0b27a", "#e74c3c", "#8e44ad", "#3498db", "#1abc9c", "#f1c40f", "#2ecc71"]
 
 
+def _jaccard_lines(ax, rows, x):
+    """Solid: the paper's rule (probabilities re-weighted by the inverse sampling factor); dashed: without."""
+    for method, sub in rows.groupby("method", sort=True):
+        sub = sub.sort_values(x)
+        ax.plot(sub[x], sub["jaccard"], "-o", color=method_colour(method), markersize=4, label=method_label(method))
+        if "jaccard_unweighted" in sub and sub["jaccard_unweighted"].notna().any():
+            ax.plot(sub[x], sub["jaccard_unweighted"], "--", marker="x", color=method_colour(method), markersize=4,
+                    label=f"{method_label(method)}, not re-weighted")
+
+
 def jaccard_curves(table, dataset, profile):
     """CO2 paper Fig. 4: test Jaccard against the maximum depth (forests of 16 trees, left) and against
-    the number of trees (right)."""
-    fig, (ax_depth, ax_trees) = new_figure(2)
+    the number of trees (right). Dashed: the same forests without re-weighting the class probabilities."""
+    fig, (ax_depth, ax_trees) = new_figure(2, width=4.8, height=3.8)
     depth = table[table["curve"] == "depth"]
     trees = table[table["curve"] == "n_trees"]
-    _lines(ax_depth, depth, "depth", "jaccard")
-    _lines(ax_trees, trees, "n_trees", "jaccard")
+    _jaccard_lines(ax_depth, depth, "depth")
+    _jaccard_lines(ax_trees, trees, "n_trees")
     n_forest = sorted(set(depth["n_trees"].dropna().astype(int)))
     ax_depth.set_title(f"forests of {', '.join(map(str, n_forest)) or '?'} trees")
     ax_depth.set_xlabel("maximum depth")
@@ -33,7 +43,7 @@ def jaccard_curves(table, dataset, profile):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True)) if ax is ax_depth else None
         ax.set_ylabel("test Jaccard (%)")
         ax.grid(alpha=0.3)
-    (ax_trees if len(trees) else ax_depth).legend(fontsize=8)
+    (ax_trees if len(trees) else ax_depth).legend(fontsize=6)
     datasets = ", ".join(sorted(set(table["dataset"]))) or "none"
     stamp(fig, dataset=datasets, profile=profile, n_seeds=_n_seeds(table))
     return fig

@@ -250,13 +250,13 @@ class ForestSegmenter(BaseEstimator):
         return sizes
 
     def _label_image(self, image, sizes):
-        """Label maps of one image for each forest size in ``sizes`` (border pixels IGNORE)."""
+        """Label maps of one image for each forest size in ``sizes`` (border pixels IGNORE), shape
+        ``(2, len(sizes), H, W)``: with the re-weighting (the paper's rule) and without it (balanced)."""
         H, W = image.shape[:2]
         mask = valid_mask((H, W), self.border)
         flat = np.flatnonzero(mask)
         dtype = np.float32 if self.split_kind == "axis" else np.float64
-        maps = np.full((len(sizes), H * W), IGNORE, dtype=np.int16)
-        weights = self.class_weights_ if self.reweight else np.ones_like(self.class_weights_)
+        maps = np.full((2, len(sizes), H * W), IGNORE, dtype=np.int16)
         buf = np.empty((min(self.chunk_size, flat.shape[0]), self.n_features_in_), dtype=dtype)
         for start in range(0, flat.shape[0], buf.shape[0]):
             part = flat[start:start + buf.shape[0]]
@@ -267,18 +267,28 @@ class ForestSegmenter(BaseEstimator):
                 for est in self.estimators_[done:m]:
                     acc += self._tree_proba(est, Z)
                 done = m
-                maps[s, part] = (acc * weights).argmax(axis=1)
-        return maps.reshape(len(sizes), H, W)
+                maps[0, s, part] = (acc * self.class_weights_).argmax(axis=1)
+                maps[1, s, part] = acc.argmax(axis=1)
+        return maps.reshape(2, len(sizes), H, W)
 
-    def staged_predict(self, X, n_trees):
-        """Label maps ``(len(n_trees), n, H, W)`` of the forests of the first m trees, m in ``n_trees``
-        (sorted); the border is IGNORE (-1). Trees are independent, so the first m trees are a forest of m."""
+    def staged_predict_both(self, X, n_trees):
+        """``(reweighted, balanced)`` label maps, each ``(len(n_trees), n, H, W)``: the forests of the first
+        m trees for m in ``n_trees`` (sorted), with and without the paper's re-weighting by the inverse
+        sampling factor. The border is IGNORE (-1). Trees are independent, so the first m trees are a forest
+        of m. One pass over the trees gives every size and both rules."""
         check_is_fitted(self)
         images = _check_images(X)
         sizes = self._stage_sizes(n_trees)
         per_image = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._label_image)(image, sizes) for image in images)
-        return np.stack(per_image, axis=1)
+        both = np.stack(per_image, axis=2)
+        return both[0], both[1]
+
+    def staged_predict(self, X, n_trees):
+        """Label maps ``(len(n_trees), n, H, W)`` of the forests of the first m trees, m in ``n_trees``,
+        re-weighted when ``reweight`` (see :meth:`staged_predict_both`)."""
+        reweighted, balanced = self.staged_predict_both(X, n_trees)
+        return reweighted if self.reweight else balanced
 
     def predict(self, X):
         """Label map of every image (n, H, W), int16, the border IGNORE (-1)."""
