@@ -57,6 +57,7 @@ def snakemake(workdir, *args):
 
 def copy_workflow(root, config):
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    shutil.copy(REPO / "environment.yml", root / "environment.yml")  # every rule's conda: environment
     shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return root

@@ -71,13 +71,14 @@ def _blobs(rng, size, n_blobs):
     return (out - out.min()) / span if span > 0 else out
 
 
-def synthetic_face(rng: np.random.Generator, size: int = 72) -> tuple[np.ndarray, np.ndarray]:
+def synthetic_face(rng: np.random.Generator, size: int = 80) -> tuple[np.ndarray, np.ndarray]:
     """One synthetic face image ``(size, size, 3)`` uint8 and its part labels ``(size, size)`` uint8."""
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float64)
     # --- face frame: centre, scale, in-plane rotation -------------------------------------------------
-    cx = size / 2 + rng.uniform(-0.06, 0.06) * size
-    cy = size / 2 + rng.uniform(-0.05, 0.07) * size
-    rx = rng.uniform(0.27, 0.34) * size
+    # the face fits inside the scored region of an 80x80 image (15-pixel border), as LFW faces do
+    cx = size / 2 + rng.uniform(-0.04, 0.04) * size
+    cy = size / 2 + rng.uniform(-0.03, 0.04) * size
+    rx = rng.uniform(0.17, 0.21) * size
     ry = rx * rng.uniform(1.2, 1.4)
     angle = rng.uniform(-0.25, 0.25)
     c, s = np.cos(angle), np.sin(angle)
@@ -89,13 +90,13 @@ def synthetic_face(rng: np.random.Generator, size: int = 72) -> tuple[np.ndarray
 
     eye_v = rng.uniform(-0.35, -0.15) * aspect
     eye_du = rng.uniform(0.36, 0.46)
-    eye_r = (rng.uniform(0.17, 0.22), rng.uniform(0.09, 0.12))
-    brow_dv = rng.uniform(0.2, 0.3)
-    brow_r = (rng.uniform(0.19, 0.26), rng.uniform(0.045, 0.07))
+    eye_r = (rng.uniform(0.22, 0.27), rng.uniform(0.12, 0.16))
+    brow_dv = rng.uniform(0.25, 0.33)
+    brow_r = (rng.uniform(0.22, 0.3), rng.uniform(0.07, 0.1))
     nose_v = eye_v + rng.uniform(0.45, 0.6)
-    nose_r = (rng.uniform(0.1, 0.15), rng.uniform(0.25, 0.33))
+    nose_r = (rng.uniform(0.12, 0.16), rng.uniform(0.28, 0.35))
     mouth_v = nose_v + nose_r[1] + rng.uniform(0.2, 0.3)
-    mouth_r = (rng.uniform(0.22, 0.33), rng.uniform(0.07, 0.12))
+    mouth_r = (rng.uniform(0.3, 0.4), rng.uniform(0.1, 0.15))
 
     labels = np.zeros((size, size), dtype=np.uint8)
     labels[face & (v >= eye_v)] = LOWER_FACE
@@ -147,7 +148,7 @@ def synthetic_face(rng: np.random.Generator, size: int = 72) -> tuple[np.ndarray
     return np.clip(img, 0, 255).astype(np.uint8), labels
 
 
-def make_synthetic_faces(n_images: int, size: int = 72, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+def make_synthetic_faces(n_images: int, size: int = 80, random_state=0) -> tuple[np.ndarray, np.ndarray]:
     """``(images, labels)``: ``(n, size, size, 3)`` uint8 and ``(n, size, size)`` uint8 (see module doc)."""
     if n_images < 1:
         raise ValueError(f"n_images must be >= 1, got {n_images}")

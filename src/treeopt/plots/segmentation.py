@@ -74,6 +74,8 @@ def segmentation_examples(table, dataset, profile):
     for r, pick in enumerate(picks.itertuples(index=False)):
         image = int(pick.image)
         truth = split.y_test[image].astype(float)
+        border = labelled[methods[0]][image] < 0
+        truth[border] = np.nan  # not scored: shown blank, as in the forests' labellings
         panels = [("input", split.X_test[image], None), ("ground truth", truth, None)]
         for method in methods:
             pred = labelled[method][image].astype(float)
@@ -91,7 +93,7 @@ def segmentation_examples(table, dataset, profile):
             if r == 0:
                 ax.set_title(title.replace(" Forest", "\nForest"), fontsize=7)
             if score is not None:
-                ax.text(0.02, 0.02, f"{score:.1f}", transform=ax.transAxes, fontsize=6, color="w")
+                ax.text(0.03, 0.03, f"{score:.1f}", transform=ax.transAxes, fontsize=6, color="k")
             if c == 0:
                 ax.set_ylabel(f"{pick.role}\n#{image}", fontsize=6)
     datasets = ", ".join(sorted(set(table["dataset"])))
