@@ -105,6 +105,18 @@ def test_selection_and_final_runs_follow_the_protocol(finished):
     assert rf["params"] == {"max_depth": 3, "n_estimators": 5}
 
 
+@pytest.mark.slow
+def test_report_holds_every_table_and_figure_with_its_paper_caption(finished):
+    done = snakemake(finished, "--report", "report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (finished / "report.html").read_text()
+    for name in ("nongreedy_fig2.csv", "co2_table1.csv", "nongreedy_fig2_wine.png", "co2_fig2_wine.png"):
+        assert name in html, name
+    # captions name the paper item each output reproduces
+    assert "Fig. 2</strong> of the non-greedy trees paper" in html or "Fig. 2** of the non-greedy" in html
+    assert "Table I" in html and "CO2 Forest paper" in html
+
+
 def test_second_run_has_nothing_to_do(finished):
     again = snakemake(finished, "--cores", "1")
     assert again.returncode == 0, again.stderr[-3000:]
