@@ -94,9 +94,10 @@ def test_two_probe_learns_what_axis_splits_find_hard():
     assert probe > 0.97 and probe > axis + 0.1
 
 
-def test_two_probe_refuses_one_feature():
-    with pytest.raises(ValueError, match="2 features"):
-        TwoProbeTreeClassifier().fit(np.zeros((4, 1)), [0, 1, 0, 1])
+def test_two_probe_with_one_feature_is_a_single_leaf():
+    tree = TwoProbeTreeClassifier().fit(np.arange(4.0)[:, None], [0, 1, 0, 1])
+    assert tree.tree_.n_nodes == 1
+    np.testing.assert_allclose(tree.predict_proba(np.zeros((2, 1))), 0.5)
 
 
 # ---------------------------------------------------------------------------------------------- synthetic faces

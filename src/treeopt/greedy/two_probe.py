@@ -41,6 +41,8 @@ class TwoProbeSplitFinder:
 
     def __call__(self, X, y, rng, depth):
         p = X.shape[1]
+        if p < 2:  # no pair of features to compare: the node stays a leaf
+            return None
         first, second = sample_pairs(rng, p, self.n_pairs)
         D = np.ascontiguousarray(X[:, first] - X[:, second])
         f, threshold, _ = best_axis_split(D, y, self.n_classes, np.arange(self.n_pairs, dtype=np.int64),
@@ -67,7 +69,8 @@ class TwoProbeTreeClassifier(GreedyTreeClassifier):
     ----------
     tree_ : treeopt.trees.Tree
         Every internal node is oblique (``feature = -1``) with exactly two non-zero weights, +1 and -1.
-        Leaves hold the class frequencies of their training points.
+        Leaves hold the class frequencies of their training points. With a single feature there is no pair
+        to compare and the tree is one leaf.
     classes_, n_features_in_
     """
 
@@ -82,12 +85,6 @@ class TwoProbeTreeClassifier(GreedyTreeClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
-
-    def fit(self, X, y):
-        X_arr = np.asarray(X)
-        if X_arr.ndim == 2 and X_arr.shape[1] < 2:
-            raise ValueError(f"a two-probe split needs at least 2 features, got {X_arr.shape[1]}")
-        return super().fit(X, y)
 
     def _split_finder(self, n_classes, n_features):
         return TwoProbeSplitFinder(n_classes, n_pairs=self.n_pairs, min_samples_leaf=self.min_samples_leaf)
