@@ -19,7 +19,8 @@ Splits (``split_kind``):
 Memory. Fitting holds, per tree being fitted (``n_jobs`` at once), its window matrix
 ``windows_per_tree x d`` (d = 2,883 for 31 x 31 windows; float32 for ``"axis"``, float64 otherwise) plus the
 greedy learners' copy of the node being split (at most as large): with the paper's 256,000 windows that is
-2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree; the default profile's 3,000 windows take 35-140 MB.
+2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree; the default profile's 2,000 windows take 23 MB
+(axis) or 46-92 MB per tree.
 The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts ``chunk_size`` windows at a
 time per image (4,096 x 2,883 x 8 bytes = 94 MB per thread). The normalisation statistics come from a
 uniform sample of ``n_stats_windows`` training windows, summed chunk by chunk.
