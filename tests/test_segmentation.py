@@ -283,3 +283,68 @@ def test_segmentation_splits_keep_images_whole(tmp_path):
     config["datasets"]["faces"]["scale"] = "standard"
     with pytest.raises(ValueError, match="scale: none"):
         prepare_split("faces", config, 1)
+
+
+# ---------------------------------------------------------------------------------------------- runs and reports
+@pytest.fixture(scope="module")
+def segmentation_runs(tmp_path_factory):
+    """Tiny final runs of the three forests (32 trees for the tables, one depth-limited 16-tree forest)."""
+    from treeopt.data import prepare_split
+    from treeopt.experiments.runner import run
+
+    root = tmp_path_factory.mktemp("seg")
+    config = {"data": {"processed_dir": str(root / "data")}, "datasets": {"faces": {
+        "task": "segmentation", "format": "synthetic", "options": {"generator": "faces", "n_images": 14,
+                                                                   "image_size": 40},
+        "split": {"protocol": "random", "n_test": 4, "n_val": 2}, "scale": "none"}}}
+    split = prepare_split("faces", config, 0)
+    common = {"windows_per_tree": 160, "window_size": 11, "border": 15, "max_depth": 4, "n_stats_windows": 300}
+    runs = {}
+    for method, extra in (("seg_rf", {}), ("seg_two_probe", {"n_pairs": 20}), ("seg_co2", {"max_epochs": 2})):
+        out = root / "runs" / method / "final-trees" / "seed0"
+        run(out, dataset="faces", method=method, params={**common, **extra, "n_estimators": 32}, seed=0,
+            split_path=split, fit_on="trainval", provenance={"experiment": "trees", "sweep": {"n_estimators": 32}})
+        runs[method] = out
+    depth = root / "runs" / "seg_rf" / "final-depth" / "seed0"
+    run(depth, dataset="faces", method="seg_rf", params={**common, "max_depth": 2, "n_estimators": 16}, seed=0,
+        split_path=split, fit_on="trainval", provenance={"experiment": "depth", "sweep": {"max_depth": 2}})
+    return root, runs, depth
+
+
+def test_segmentation_runs_record_jaccard_staged_scores_and_label_maps(segmentation_runs):
+    import json
+
+    _, runs, _ = segmentation_runs
+    metrics = json.loads((runs["seg_co2"] / "metrics.json").read_text())
+    assert metrics["n_train"] == 10 and metrics["n_test"] == 4 and metrics["val"] == {}
+    assert {"jaccard", "jaccard_unweighted", "accuracy", "error"} <= set(metrics["test"])
+    assert metrics["staged"]["n_trees"] == [1, 2, 4, 8, 16, 32]
+    assert metrics["staged"]["test_jaccard"][-1] == pytest.approx(metrics["test"]["jaccard"])
+    assert metrics["tree"]["n_trees"] == 32 and metrics["tree"]["depth"] <= 4
+    with np.load(runs["seg_co2"] / "segmentation.npz") as z:
+        assert z["test_pred"].shape == (4, 40, 40) and z["test_image_jaccard"].shape == (4,)
+        assert np.all(z["test_pred"][:, :15] == IGNORE)
+
+
+def test_segmentation_tables_and_figures(segmentation_runs, tmp_path):
+    from treeopt.experiments.tables import co2_fig3_segmentation, co2_fig4_jaccard, co2_table2_jaccard, load_runs
+    from treeopt.plots.segmentation import jaccard_curves, segmentation_examples
+    from treeopt.plots.style import save
+
+    _, runs, depth = segmentation_runs
+    loaded = load_runs([*runs.values(), depth])
+    table2 = co2_table2_jaccard(loaded[loaded["experiment"] == "trees"])
+    assert sorted(set(table2["n_trees"])) == [16, 32] and len(table2) == 6
+    assert table2["paper_value"].isna().all()  # synthetic faces are not LFW
+    fig4 = co2_fig4_jaccard(loaded)
+    trees = fig4[fig4["curve"] == "n_trees"]
+    assert sorted(set(trees["n_trees"])) == [1, 2, 4, 8, 16, 32]
+    depth_rf = fig4[(fig4["curve"] == "depth") & (fig4["method"] == "seg_rf")]
+    # the depth run (max_depth 2) and the 16-tree prefix of the 32-tree run (max_depth 4)
+    assert sorted(depth_rf["depth"]) == [2, 4] and set(depth_rf["n_trees"]) == {16}
+    fig3 = co2_fig3_segmentation(loaded[loaded["experiment"] == "trees"])
+    assert set(fig3["method"]) == {"seg_rf", "seg_two_probe", "seg_co2"}
+    assert list(dict.fromkeys(fig3["role"]))[:3] == ["median seg_co2", "median seg_rf", "median seg_two_probe"]
+    save(jaccard_curves(fig4, None, "test"), tmp_path / "fig4")
+    save(segmentation_examples(fig3, None, "test"), tmp_path / "fig3")
+    assert (tmp_path / "fig4.png").stat().st_size > 1000 and (tmp_path / "fig3.png").stat().st_size > 1000
