@@ -205,7 +205,7 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
         os.chdir(old_cwd)
     first = json.loads((finals[0] / "metrics.json").read_text())
     assert again["params"] == first["params"] and again["test"] == first["test"]
-    table = pd.read_csv(root / "results/tables/co2_table1.csv")
+    table = pd.read_csv(root / "results/tiny/co2_table1.csv")
     assert sorted(table["n_trees"]) == [2, 3, 4, 5] and table["test_error"].notna().all()
 
 
