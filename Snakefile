@@ -3,16 +3,20 @@
 #   snakemake --cores 2 --config profile=paper # the papers' data sets and grids
 # See workflow/README.md.
 
+
 configfile: "config.yaml"
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
 
 
 rule all:
+    default_target: True
     input:
         PLAN.targets(),
-    default_target: True
 
 
 include: "workflow/rules/data.smk"

@@ -12,7 +12,7 @@ CONDA_TO_PYPI = {}
 
 
 def _name_and_spec(req):
-    m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)", req)
+    m = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(.*)", req)  # extras ([reports]) dropped
     return m.group(1).lower().replace("_", "-"), m.group(2).strip()
 
 

@@ -57,6 +57,7 @@ def snakemake(workdir, *args):
 
 def copy_workflow(root, config):
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    shutil.copy(REPO / "environment.yml", root / "environment.yml")  # every rule's conda: environment
     shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return root
@@ -75,15 +76,17 @@ def finished(workflow_copy):
 
 
 def test_tables_and_figures_are_made(finished):
-    depth = pd.read_csv(finished / "results/tables/nongreedy_fig2.csv")
+    # a profile other than "default" writes results/{profile}/ and results/{profile}/figures/
+    assert not (finished / "results/tables").exists() and not (finished / "figures").exists()
+    depth = pd.read_csv(finished / "results/tiny/nongreedy_fig2.csv")
     assert list(depth.columns[:5]) == ["dataset", "method", "depth", "train_accuracy", "test_accuracy"]
     assert sorted(depth["depth"]) == [1, 3]
     assert depth.set_index("depth").loc[3, "train_accuracy"] > depth.set_index("depth").loc[1, "train_accuracy"]
-    forest = pd.read_csv(finished / "results/tables/co2_table1.csv")
+    forest = pd.read_csv(finished / "results/tiny/co2_table1.csv")
     assert sorted(forest["n_trees"]) == [2, 5]
     for name in ("nongreedy_fig2_wine", "co2_fig2_wine"):
         for ext in ("png", "pdf"):
-            assert (finished / "figures" / f"{name}.{ext}").stat().st_size > 1000
+            assert (finished / "results/tiny/figures" / f"{name}.{ext}").stat().st_size > 1000
 
 
 def test_selection_and_final_runs_follow_the_protocol(finished):
@@ -100,6 +103,18 @@ def test_selection_and_final_runs_follow_the_protocol(finished):
     assert not (finished / "results/selection/wine/rf").exists()
     rf = yaml.safe_load((finished / "results/runs/wine/rf/final-forest-n_estimators=5/seed0/params.yaml").read_text())
     assert rf["params"] == {"max_depth": 3, "n_estimators": 5}
+
+
+@pytest.mark.slow
+def test_report_holds_every_table_and_figure_with_its_paper_caption(finished):
+    done = snakemake(finished, "--report", "report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (finished / "report.html").read_text()
+    for name in ("nongreedy_fig2.csv", "co2_table1.csv", "nongreedy_fig2_wine.png", "co2_fig2_wine.png"):
+        assert name in html, name
+    # captions name the paper item each output reproduces
+    assert "Fig. 2</strong> of the non-greedy trees paper" in html or "Fig. 2** of the non-greedy" in html
+    assert "Table I" in html and "CO2 Forest paper" in html
 
 
 def test_second_run_has_nothing_to_do(finished):
@@ -190,7 +205,7 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
         os.chdir(old_cwd)
     first = json.loads((finals[0] / "metrics.json").read_text())
     assert again["params"] == first["params"] and again["test"] == first["test"]
-    table = pd.read_csv(root / "results/tables/co2_table1.csv")
+    table = pd.read_csv(root / "results/tiny/co2_table1.csv")
     assert sorted(table["n_trees"]) == [2, 3, 4, 5] and table["test_error"].notna().all()
 
 
@@ -206,7 +221,12 @@ def test_report_builds_a_partial_table_from_the_final_runs_that_exist(tmp_path):
     table = pd.read_csv(root / "partial/co2_table1.csv")
     assert list(table["n_trees"]) == [2] and list(table["method"]) == ["rf"]
     assert (root / "partial/figures/co2_fig2_wine.png").is_file()
-    assert not (root / "results/tables/co2_table1.csv").exists()  # the workflow's own table is not faked
+    assert not (root / "results/tiny/co2_table1.csv").exists()  # the workflow's own table is not faked
     missing = subprocess.run([*cmd[:4], "no_such_table", "--out", "partial"], cwd=root, capture_output=True,
                              text=True, timeout=120)
     assert missing.returncode == 2 and "co2_table1" in missing.stderr
+    # without --out: the profile's own folders, as the workflow writes them (results/{profile}/figures)
+    default_out = subprocess.run(cmd[:5], cwd=root, capture_output=True, text=True, timeout=120)
+    assert default_out.returncode == 0, default_out.stderr
+    assert (root / "results/tiny/co2_table1.csv").is_file()
+    assert (root / "results/tiny/figures/co2_fig2_wine.png").is_file()

@@ -57,16 +57,24 @@ def _report_availability():
         except Exception as exc:  # a broken entry should not hide the others
             source = f"error: {exc}"
         by_source.setdefault(source, []).append(name)
-    experiments = (config["profiles"][PLAN.profile].get("experiments") or {})
-    own = {name: list(exp["seeds"]) for name, exp in experiments.items()
-           if exp.get("seeds") and list(exp["seeds"]) != list(PLAN.seeds)}
-    seeds = f"seeds {list(PLAN.seeds)}" + (f" (own seeds: {'; '.join(f'{e} {s}' for e, s in own.items())})"
-                                            if own else "")
-    print(f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, {seeds}, "
-          f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
-          file=sys.stderr)
-    labels = {"download": "WOULD DOWNLOAD (only if a requested target needs it)",
-              "missing": "MISSING (local path: file not found)"}
+    experiments = config["profiles"][PLAN.profile].get("experiments") or {}
+    own = {
+        name: list(exp["seeds"])
+        for name, exp in experiments.items()
+        if exp.get("seeds") and list(exp["seeds"]) != list(PLAN.seeds)
+    }
+    seeds = f"seeds {list(PLAN.seeds)}" + (
+        f" (own seeds: {'; '.join(f'{e} {s}' for e, s in own.items())})" if own else ""
+    )
+    print(
+        f"treeopt: profile {PLAN.profile!r}: {len(PLAN.datasets)} data sets, {seeds}, "
+        f"{len(PLAN.runs)} candidate runs, {len(PLAN.selections)} selections, {len(PLAN.finals)} final runs",
+        file=sys.stderr,
+    )
+    labels = {
+        "download": "WOULD DOWNLOAD (only if a requested target needs it)",
+        "missing": "MISSING (local path: file not found)",
+    }
     for source, names in sorted(by_source.items()):
         print(f"treeopt:   {labels.get(source, source)}: {', '.join(names)}", file=sys.stderr)
 
@@ -80,7 +88,6 @@ onstart:
     # remove those whose process is gone (name pattern, marker file and pid checked: nothing else is touched).
     from treeopt.data.prepare import clean_stale_temporaries as _clean_data_temporaries
     from treeopt.experiments.runner import clean_stale_temporaries as _clean_run_temporaries
-
     from treeopt.data import data_settings as _data_settings
 
     _raw_dir = _data_settings(config).raw_dir
@@ -90,8 +97,9 @@ onstart:
     try:
         from treeopt.data import availability as _availability
 
-        _preparing = sorted({job.wildcards.dataset for job in workflow.dag.needrun_jobs()
-                             if job.rule.name == "prepare_split"})
+        _preparing = sorted(
+            {job.wildcards.dataset for job in workflow.dag.needrun_jobs() if job.rule.name == "prepare_split"}
+        )
         _fetching = [name for name in _preparing if _availability(name, config) == "download"]
     except Exception:  # informative only
         _fetching = []

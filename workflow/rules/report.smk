@@ -1,17 +1,35 @@
-# Tables aggregate final runs; figures are drawn from tables.
+# Tables aggregate final runs; figures are drawn from tables. Every table and figure is a report() output
+# whose caption names the paper item it reproduces (snakemake --report report.html). The default profile
+# writes results/tables/ and figures/; any other profile results/{profile}/ and results/{profile}/figures/.
+from treeopt.experiments.captions import caption, category
+
 _PER_DATASET = [f for f in PLAN.figure_datasets if FIGURES[f].per_dataset]
 _WHOLE = [f for f in PLAN.figure_datasets if not FIGURES[f].per_dataset]
+_REPORT_CAPTION = "../report/caption.rst"
 
 
 rule table:
     input:
         runs=lambda wc: PLAN.table_runs[wc.table],
     output:
-        f"{TABLES_DIR}/{{table}}.csv",
-    wildcard_constraints:
-        table=_alternatives(PLAN.table_runs),
+        report(
+            f"{PLAN.tables_dir}/{{table}}.csv",
+            caption=_REPORT_CAPTION,
+            category=lambda wc: category(wc.table),
+            subcategory="Tables",
+            labels=lambda wc: {"name": wc.table, "kind": "table"},
+        ),
     log:
         f"{LOGS}/tables/{{table}}.log",
+    wildcard_constraints:
+        table=_alternatives(PLAN.table_runs),
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        caption=lambda wc: caption(wc.table, profile=PLAN.profile),
     script:
         "../scripts/table.py"
 
@@ -20,15 +38,27 @@ rule figure_per_dataset:
     input:
         table=lambda wc: PLAN.table_path(FIGURES[wc.figure].table),
     output:
-        png="figures/{figure}_{dataset}.png",
-        pdf="figures/{figure}_{dataset}.pdf",
+        png=report(
+            f"{PLAN.figures_dir}/{{figure}}_{{dataset}}.png",
+            caption=_REPORT_CAPTION,
+            category=lambda wc: category(wc.figure),
+            subcategory="Figures",
+            labels=lambda wc: {"name": wc.figure, "kind": "figure", "data set": wc.dataset},
+        ),
+        pdf=f"{PLAN.figures_dir}/{{figure}}_{{dataset}}.pdf",
+    log:
+        f"{LOGS}/figures/{{figure}}_{{dataset}}.log",
     wildcard_constraints:
         figure=_alternatives(_PER_DATASET),
         dataset=_alternatives(PLAN.datasets),
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         profile=PLAN.profile,
-    log:
-        f"{LOGS}/figures/{{figure}}_{{dataset}}.log",
+        caption=lambda wc: caption(wc.figure, wc.dataset, PLAN.profile),
     script:
         "../scripts/figure.py"
 
@@ -37,13 +67,25 @@ rule figure_whole:
     input:
         table=lambda wc: PLAN.table_path(FIGURES[wc.figure].table),
     output:
-        png="figures/{figure}.png",
-        pdf="figures/{figure}.pdf",
-    wildcard_constraints:
-        figure=_alternatives(_WHOLE),
-    params:
-        profile=PLAN.profile,
+        png=report(
+            f"{PLAN.figures_dir}/{{figure}}.png",
+            caption=_REPORT_CAPTION,
+            category=lambda wc: category(wc.figure),
+            subcategory="Figures",
+            labels=lambda wc: {"name": wc.figure, "kind": "figure"},
+        ),
+        pdf=f"{PLAN.figures_dir}/{{figure}}.pdf",
     log:
         f"{LOGS}/figures/{{figure}}.log",
+    wildcard_constraints:
+        figure=_alternatives(_WHOLE),
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        profile=PLAN.profile,
+        caption=lambda wc: caption(wc.figure, profile=PLAN.profile),
     script:
         "../scripts/figure.py"

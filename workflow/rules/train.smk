@@ -7,6 +7,9 @@
 # sweep value it covers.
 
 
+from treeopt.experiments.resources import run_mem_mb, run_runtime
+
+
 wildcard_constraints:
     dataset=r"[^/]+",
     method=r"[^/]+",
@@ -18,15 +21,20 @@ rule candidate_run:
         unpack(run_inputs),
     output:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{{params}}/seed{{seed}}"),
+    log:
+        f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
     wildcard_constraints:
         params=rf"(?!{FINAL_PREFIX})[^/]+",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, run_of(wc), threads),
+        runtime=lambda wc: run_runtime(PLAN.profile, run_of(wc)),
     params:
         hyper=lambda wc, output: plain_params(PLAN.lookup("run", output.run).params),
         inherit=lambda wc, output: dict(PLAN.lookup("run", output.run).inherit),
         save_model=PLAN.save_models,
-    log:
-        f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
-    threads: PLAN.n_jobs
     script:
         "../scripts/train.py"
 
@@ -36,11 +44,16 @@ rule select:
         runs=lambda wc: [run.dir for run in selection_of(wc).candidates],
     output:
         f"{SELECTION_DIR}/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.yaml",
+    log:
+        f"{LOGS}/selection/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.log",
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=500,
+        runtime=5,
     params:
         metric=lambda wc: selection_of(wc).metric,
         at=lambda wc: dict(selection_of(wc).at),
-    log:
-        f"{LOGS}/selection/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.log",
     script:
         "../scripts/select.py"
 
@@ -50,6 +63,14 @@ rule final_run:
         unpack(final_inputs),
     output:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}"),
+    log:
+        f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, final_of(wc), threads),
+        runtime=lambda wc: run_runtime(PLAN.profile, final_of(wc)),
     params:
         experiment=lambda wc: final_of(wc).experiment,
         point=lambda wc: dict(final_of(wc).point),
@@ -58,8 +79,5 @@ rule final_run:
         inherit=lambda wc: dict(final_of(wc).inherit),
         stages=lambda wc: {param: list(values) for param, values in final_of(wc).stages},
         save_model=PLAN.save_models,
-    log:
-        f"{LOGS}/runs/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}.log",
-    threads: PLAN.n_jobs
     script:
         "../scripts/final.py"

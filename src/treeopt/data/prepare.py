@@ -97,11 +97,18 @@ def prepare_split(
     table, classes = _load_table(spec, settings, seed, opener, raw)
     train, val, test = make_split(spec.split, table.part, table.group, seed)
     X = table.X
-    shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
     arrays = {}
-    for key, rows in (("train", train), ("val", val), ("test", test)):
-        arrays[f"X_{key}"] = apply_scaler(X[rows], shift, scale)
-        arrays[f"y_{key}"] = table.y[rows]
+    if spec.task == "segmentation":  # images stay uint8; windows are normalised by the segmenter
+        if spec.scale != "none":
+            raise ValueError(f"dataset {spec.name!r}: segmentation data takes scale: none")
+        shift, scale = np.zeros(0), np.zeros(0)
+        for key, rows in (("train", train), ("val", val), ("test", test)):
+            arrays[f"X_{key}"], arrays[f"y_{key}"] = X[rows], table.y[rows]
+    else:
+        shift, scale = fit_scaler(np.asarray(X[train], dtype=np.float64), spec.scale)
+        for key, rows in (("train", train), ("val", val), ("test", test)):
+            arrays[f"X_{key}"] = apply_scaler(X[rows], shift, scale)
+            arrays[f"y_{key}"] = table.y[rows]
     arrays.update(
         task=np.array(spec.task), name=np.array(spec.name), classes=classes,
         feature_names=np.array(table.feature_names or [], dtype=str),
@@ -242,6 +249,11 @@ def _load_table(
     """The parsed table with encoded labels, from the cache or parsed from raw files."""
     if spec.format == "synthetic":
         return _synthetic_table(spec, seed)
+    if spec.task == "segmentation":
+        from .faces import PART_NAMES
+
+        if spec.format == "lfw_parts" and not spec.options.get("palette"):
+            raise ValueError(f"dataset {spec.name!r}: format lfw_parts needs options.palette")
     cache = settings.processed_dir / spec.name / "data.npz"
     fingerprint = _fingerprint(spec, raw=raw_identity(spec, settings) if raw is None else raw)
     if cache.is_file() and _stored_fingerprint(cache) == fingerprint:
@@ -257,10 +269,14 @@ def _load_table(
         raise DataFormatError(f"{where}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - a damaged file can upset a parser in many ways; say which file
         raise DataFormatError(f"{where}: cannot be parsed ({type(exc).__name__}: {exc})") from exc
-    try:
-        table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
-    except ValueError as exc:
-        raise DataFormatError(f"{where}: {exc}") from exc
+    if spec.task == "segmentation":  # label images hold 0..k-1 already
+        names = spec.options.get("class_names") or PART_NAMES[:len(spec.options["palette"])]
+        classes = np.array([str(n) for n in names])
+    else:
+        try:
+            table.y, classes = encode_labels(table.y, spec.task, spec.options.get("positive_labels"))
+        except ValueError as exc:
+            raise DataFormatError(f"{where}: {exc}") from exc
     _check_table(spec, table, where)
     _atomic_savez(cache, {
         "X": table.X, "y": table.y, "part": table.part,
@@ -273,6 +289,12 @@ def _load_table(
 
 def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
     o = spec.options
+    if o["generator"] == "faces":
+        from .faces import PART_NAMES, synthetic_faces_table
+
+        if spec.task != "segmentation":
+            raise ValueError(f"dataset {spec.name!r}: generator faces needs task segmentation")
+        return synthetic_faces_table(o, seed), np.array(PART_NAMES)
     if o["generator"] != "rgf_trees":
         raise ValueError(f"dataset {spec.name!r}: unknown generator {o['generator']!r}")
     if not isinstance(o["q"], int) or o["q"] < 1:
@@ -294,6 +316,11 @@ def _check_table(spec: DatasetSpec, table: Table, where: str | None = None) -> N
     """What every parsed data set must be: rows, feature columns, finite values, labels that are labels."""
     where = where or f"dataset {spec.name!r}"
     X = table.X
+    if spec.task == "segmentation":
+        if X.ndim != 4 or X.shape[-1] != 3 or table.y.shape != X.shape[:3] or X.shape[0] == 0:
+            raise ValueError(f"dataset {spec.name!r}: images {X.shape} and label maps {table.y.shape} "
+                             "must be (n, H, W, 3) and (n, H, W)")
+        return
     if X.ndim != 2 or X.shape[0] != len(table.y) or X.shape[0] == 0:
         raise DataFormatError(f"{where}: parsed X {X.shape} does not match {len(table.y)} labels")
     if X.shape[1] == 0:

@@ -377,6 +377,12 @@ _CSV_OPTIONS = {"delimiter": ",", "header": False, "label_column": -1, "categori
                 "drop_columns": None, "group_column": None, "comment": None,
                 "label_suffix": None, "member": None}
 
+def _read_lfw_parts(paths: Mapping[str, Path], options: Mapping[str, Any]) -> Table:
+    from .faces import read_lfw_parts  # images: Pillow is imported only here
+
+    return read_lfw_parts(paths, options)
+
+
 FORMATS: dict[str, FormatInfo] = {
     "libsvm": FormatInfo(read_libsvm, {"n_features": None, "zero_based": "auto", "member": None},
                          PLAIN_ROLES, doc="LIBSVM/svmlight sparse text"),
@@ -391,7 +397,12 @@ FORMATS: dict[str, FormatInfo] = {
     "npz": FormatInfo(read_npz, {}, PLAIN_ROLES),
     "synthetic": FormatInfo(None, {"generator": "rgf_trees", "q": None, "target": None,
                                    "n_samples": 12000, "n_trees": 100, "n_features": 10,
-                                   "n_values": 100, "seed": 0}, (), needs_files=False),
+                                   "n_values": 100, "seed": 0, "n_images": 120, "image_size": 80},
+                           (), needs_files=False),
+    # face-part segmentation (treeopt.data.faces): rows are images, labels are images
+    "lfw_parts": FormatInfo(_read_lfw_parts, {"palette": None, "class_names": None, "image_size": None},
+                            ("images", "labels", "train", "val", "test"),
+                            doc="funneled LFW JPEGs + colour-coded part-label images, split lists"),
 }
 
 

@@ -23,7 +23,7 @@ ENTRY_KEYS = frozenset(
      "description", "papers"}
 )
 FILE_KEYS = frozenset({"url", "sha256", "mirror", "path"})
-TASKS = ("classification", "regression")
+TASKS = ("classification", "regression", "segmentation")  # segmentation: rows are images
 MIRROR_ENV = "TREEOPT_DATA_MIRROR"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

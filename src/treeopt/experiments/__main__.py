@@ -3,11 +3,13 @@
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER [--force]
-    python -m treeopt.experiments report co2_table1 --set profile=paper --out results/paper
+    python -m treeopt.experiments report co2_table1 --set profile=paper [--out results/paper]
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
 exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
-some targets were asked of Snakemake. The workflow's own tables always need every final run.
+some targets were asked of Snakemake. The workflow's own tables always need every final run. Without
+``--out`` the files go where the workflow puts the profile's tables and figures (``results/tables/`` and
+``figures/`` for the default profile, ``results/{profile}/`` and ``results/{profile}/figures/`` otherwise).
 
 ``rerun`` writes into a new (absent or empty) folder. ``--force`` replaces an earlier run folder (one that holds
 only a run's files); any other non-empty folder is refused, with or without ``--force``.
@@ -43,7 +45,8 @@ def _report(args):
     print(f"{args.table}: {len(present)} of {len(planned)} final runs of profile {plan.profile!r} exist")
     if not present:
         return 1
-    out = Path(args.out)
+    out = Path(args.out or plan.tables_dir)
+    figures = out / "figures" if args.out else Path(plan.figures_dir)
     table_csv = out / f"{args.table}.csv"
     table = TABLES[args.table].builder()(load_runs(present))
     write_table(table, table_csv)
@@ -52,7 +55,7 @@ def _report(args):
         if spec.table != args.table or name not in plan.figure_datasets:
             continue
         datasets = sorted(set(table["dataset"])) if spec.per_dataset else None
-        for stem in render_figure(name, table_csv, out / "figures", datasets=datasets, profile=plan.profile):
+        for stem in render_figure(name, table_csv, figures, datasets=datasets, profile=plan.profile):
             print(f"  -> {stem}.png/.pdf")
     return 0
 
@@ -70,7 +73,8 @@ def main(argv=None):
     p.add_argument("table")
     p.add_argument("--config", default="config.yaml")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--out", required=True, help="folder for {table}.csv; figures go to OUT/figures")
+    p.add_argument("--out", default=None, help="folder for {table}.csv; figures go to OUT/figures (default: the "
+                   "profile's own folders, as the workflow writes them)")
     p = sub.add_parser("rerun", help="repeat a run from its params.yaml into a new folder")
     p.add_argument("params_yaml")
     p.add_argument("--out", required=True, help="a new or empty folder for the run")

@@ -14,7 +14,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
-TASKS = ("classification", "regression")
+TASKS = ("classification", "regression", "segmentation")
 KINDS = ("tree", "forest", "boosting")
 _POWER = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
 
@@ -130,3 +130,10 @@ register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", k
 # Not in the paper: CO2 stumps optimised in per-node standardised coordinates (see CO2TreeClassifier).
 register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
          fixed={"standardize": "node"})
+# Face-part segmentation (CO2 paper Sec. 6.2): forests over 31x31 RGB windows, one label per pixel.
+register("seg_rf", "treeopt.segmentation:ForestSegmenter", "segmentation", kind="forest",
+         fixed={"split_kind": "axis"})
+register("seg_two_probe", "treeopt.segmentation:ForestSegmenter", "segmentation", kind="forest",
+         fixed={"split_kind": "two_probe"})
+register("seg_co2", "treeopt.segmentation:ForestSegmenter", "segmentation", kind="forest",
+         fixed={"split_kind": "co2"})

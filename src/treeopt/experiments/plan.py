@@ -49,6 +49,17 @@ SELECTION_DIR = "results/selection"
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "figures"
 FINAL_PREFIX = "final-"
+DEFAULT_PROFILE = "default"
+
+
+def output_dirs(profile):
+    """(tables folder, figures folder) of a profile: one layout for every profile (README "Results").
+
+    The default profile writes ``results/tables/`` and ``figures/``; any other profile ``results/{profile}/``
+    and ``results/{profile}/figures/`` (e.g. ``results/paper/``), so profiles never overwrite each other."""
+    if profile == DEFAULT_PROFILE:
+        return TABLES_DIR, FIGURES_DIR
+    return f"results/{profile}", f"results/{profile}/figures"
 ALL_POINTS = "all"
 
 
@@ -186,14 +197,22 @@ class Plan:
     def split_path(self, dataset, seed):
         return f"{self.processed_dir}/{dataset}/split{seed}.npz"
 
+    @property
+    def tables_dir(self):
+        return output_dirs(self.profile)[0]
+
+    @property
+    def figures_dir(self):
+        return output_dirs(self.profile)[1]
+
     def table_path(self, table):
-        return f"{TABLES_DIR}/{table}.csv"
+        return f"{self.tables_dir}/{table}.csv"
 
     def figure_paths(self, figure):
         """PNG and PDF paths of a figure, one pair per data set for per-data-set figures."""
         spec = FIGURES[figure]
         stems = ([f"{figure}_{ds}" for ds in self.figure_datasets[figure]] if spec.per_dataset else [figure])
-        return [f"{FIGURES_DIR}/{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
+        return [f"{self.figures_dir}/{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
 
     def targets(self):
         """Everything the profile produces (the Snakemake ``all`` rule)."""

@@ -67,6 +67,8 @@ register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
 register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_table(_name, "treeopt.experiments.tables:size_curve")
+for _name in ("co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"):  # CO2 paper Sec. 6.2
+    register_table(_name, f"treeopt.experiments.tables:{_name}")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
@@ -74,3 +76,6 @@ register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
 register_figure("co2_fig1", "co2_fig1", "treeopt.plots.curves:error_vs_depth_by_nu")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_figure(_name, _name, "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("co2_fig4_jaccard", "co2_fig4_jaccard", "treeopt.plots.segmentation:jaccard_curves", per_dataset=False)
+register_figure("co2_fig3_segmentation", "co2_fig3_segmentation", "treeopt.plots.segmentation:segmentation_examples",
+                per_dataset=False)

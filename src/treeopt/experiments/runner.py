@@ -35,7 +35,7 @@ from .params import is_inherit_marker
 from .staged import staged_scores
 
 FIT_ON = ("train", "trainval")
-RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt"})
+RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})
 TMP_MARKER = ".treeopt-run-tmp"
 _TMP_NAME = re.compile(r"^\.(?P<run>.+)\.tmp-p(?P<pid>\d+)-[A-Za-z0-9_]+$")
 # temporaries of earlier versions (no pid, no marker): ``.seed0.tmp-abc123xy``
@@ -170,6 +170,7 @@ def _move_into_place(tmp, run_dir):
     shutil.rmtree(old)
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "tree", "versions", "git_commit")
+OPTIONAL_KEYS = ("staged", "stages")  # segmentation: Jaccard of the first 1, 2, 4, ... trees; staged sweeps
 
 
 def _sha256(path):
@@ -224,6 +225,85 @@ def resolve_inherited(params, inherit):
     return params, inherited
 
 
+def stage_sizes(n_trees):
+    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
+    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
+    return [*sizes, int(n_trees)]
+
+
+def _segmentation_scores(estimator, images, label_maps, sizes):
+    """(per-size class-average Jaccard, full-forest label maps, per-image Jaccard of the full forest, per-size
+    Jaccard of the other rule): scores follow the estimator's ``reweight``; the other rule's come along."""
+    from ..segmentation import confusion, jaccard_from_confusion
+
+    k = estimator.classes_.shape[0]
+    reweighted, balanced = estimator.staged_predict_both(images, sizes)
+    staged, other = (reweighted, balanced) if getattr(estimator, "reweight", True) else (balanced, reweighted)
+    scores = [jaccard_from_confusion(confusion(label_maps, maps, k))[0] for maps in staged]
+    other_scores = [jaccard_from_confusion(confusion(label_maps, maps, k))[0] for maps in other]
+    per_image = [jaccard_from_confusion(confusion(t, p, k))[0] for t, p in zip(label_maps, staged[-1])]
+    return scores, staged[-1], np.asarray(per_image), other_scores
+
+
+def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
+    """Segmentation runs (CO2 paper Sec. 6.2): rows of the split are images, targets are label maps.
+
+    Metrics are the class-average Jaccard (%) and pixel accuracy inside the ignored border, with the
+    paper's re-weighting of the class probabilities by the inverse sampling factor; ``jaccard_unweighted``
+    is the Jaccard of the same forest without it (balanced probabilities). ``train`` is scored on the first
+    5 training images only (prediction costs as much as on test). ``staged`` holds both Jaccard scores of
+    the forests made of the first 1, 2, 4, ... trees (Fig. 4, right; Table II's 16 and 32 trees from one
+    fit). The label maps of the test images go to ``segmentation.npz`` (Fig. 3).
+    """
+    from ..segmentation import IGNORE
+
+    log = log or logging.getLogger(__name__)
+    X_fit, y_fit = split.X_train, split.y_train
+    X_val, y_val = split.X_val, split.y_val
+    if fit_on == "trainval":
+        X_fit, y_fit = np.concatenate([X_fit, X_val]), np.concatenate([y_fit, y_val])
+        X_val, y_val = X_val[:0], y_val[:0]
+    estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
+    log.info("fitting %s on %d images %s (%s), params %s, seed %d", method, X_fit.shape[0], X_fit.shape[1:],
+             fit_on, params, seed)
+    start = time.perf_counter()
+    estimator.fit(X_fit, y_fit)
+    fit_seconds = time.perf_counter() - start
+    log.info("fit took %.3f s", fit_seconds)
+    sizes = stage_sizes(len(estimator.estimators_))
+
+    other_key = "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
+
+    def pixel_metrics(jaccard, truth, pred, other):
+        scored = pred != IGNORE
+        accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
+        return {"jaccard": float(jaccard), "accuracy": accuracy, "error": 100.0 - accuracy, other_key: other}
+
+    start = time.perf_counter()
+    test_scores, test_pred, per_image, test_other = _segmentation_scores(estimator, split.X_test, split.y_test,
+                                                                         sizes)
+    predict_seconds = time.perf_counter() - start
+    staged = {"n_trees": sizes, "test_jaccard": test_scores, f"test_{other_key}": test_other}
+    result = {"params": dict(params), "seed": int(seed), "n_train": int(X_fit.shape[0]),
+              "n_val": int(X_val.shape[0]), "n_test": int(split.X_test.shape[0]),
+              "test": pixel_metrics(test_scores[-1], split.y_test, test_pred, test_other[-1]), "val": {}}
+    if X_val.shape[0]:
+        val_scores, val_pred, _, val_other = _segmentation_scores(estimator, X_val, y_val, sizes)
+        result["val"] = pixel_metrics(val_scores[-1], y_val, val_pred, val_other[-1])
+        staged["val_jaccard"] = val_scores
+    n_tr = min(5, X_fit.shape[0])
+    tr_scores, tr_pred, _, tr_other = _segmentation_scores(estimator, X_fit[:n_tr], y_fit[:n_tr], sizes[-1:])
+    result["train"] = pixel_metrics(tr_scores[-1], y_fit[:n_tr], tr_pred, tr_other[-1])
+    result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged)
+    windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
+    result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), windows)
+    result["_arrays"] = {"test_pred": test_pred.astype(np.int8), "test_image_jaccard": per_image,
+                         "n_trees": np.asarray(sizes)}
+    log.info("train %s | val %s | test %s | staged test jaccard %s", result["train"], result["val"],
+             result["test"], dict(zip(sizes, np.round(test_scores, 2))))
+    return result, estimator
+
+
 def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=()):
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
 
@@ -236,6 +316,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         raise ValueError(f"method {method!r} solves {spec.task}, but the data set is a {split.task} task")
     if fit_on not in FIT_ON:
         raise ValueError(f"fit_on must be one of {FIT_ON}, got {fit_on!r}")
+    if spec.task == "segmentation":
+        return fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=log)
     X_fit, y_fit = split.X_train, split.y_train
     X_val, y_val = split.X_val, split.y_val
     if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
@@ -316,9 +398,12 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         split = _load_split(split_path)
         measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger,
                                               stages=tuple(stages.items()))
+        arrays = measured.pop("_arrays", None)
+        if arrays is not None:  # segmentation: test label maps for figures
+            np.savez_compressed(tmp / "segmentation.npz", **arrays)
         result = {"dataset": dataset, "method": method, **measured, "versions": _metrics.versions(),
                   "git_commit": _metrics.git_commit()}
-        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, "stages") if key in result}
+        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         keep = get_method(method).keeps_model if save_model is None else save_model
         trees = _metrics.fitted_trees(estimator) if keep else []

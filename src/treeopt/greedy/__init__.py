@@ -4,5 +4,7 @@ from .axis import AxisAlignedTreeClassifier
 from .co2 import CO2TreeClassifier
 from .oc1 import OC1TreeClassifier
 from .random_oblique import RandomObliqueTreeClassifier
+from .two_probe import TwoProbeTreeClassifier
 
-__all__ = ["AxisAlignedTreeClassifier", "CO2TreeClassifier", "OC1TreeClassifier", "RandomObliqueTreeClassifier"]
+__all__ = ["AxisAlignedTreeClassifier", "CO2TreeClassifier", "OC1TreeClassifier", "RandomObliqueTreeClassifier",
+           "TwoProbeTreeClassifier"]

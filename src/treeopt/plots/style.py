@@ -15,10 +15,12 @@ METHOD_LABELS = {
     "random_oblique_tree": "random oblique", "co2_tree": "CO2", "co2_forest": "CO2 Forest",
     "co2_forest_node": "CO2 Forest (node-standardised)",
     "nongreedy": "non-greedy", "tao": "TAO", "rgf": "RGF",
+    "seg_rf": "Random Forest", "seg_two_probe": "Two-probe Forest", "seg_co2": "CO2 Forest",
 }
 _COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": "k", "gbdt_clf": "k",
             "oc1_tree": "C1", "oc1_forest": "C1", "random_oblique_tree": "C4", "co2_tree": "C2",
-            "co2_forest": "C2", "co2_forest_node": "C5", "nongreedy": "C3", "tao": "C3", "rgf": "C3"}
+            "co2_forest": "C2", "co2_forest_node": "C5", "nongreedy": "C3", "tao": "C3", "rgf": "C3",
+            "seg_rf": "C0", "seg_two_probe": "C1", "seg_co2": "C2"}
 
 
 def method_label(method):

@@ -1,0 +1,78 @@
+"""Captions of the Snakemake HTML report: which paper figure or table each output reproduces.
+
+``caption(name)`` is used by ``workflow/rules/report.smk`` for every table and figure (``snakemake --report``).
+Items listed in :data:`CAPTIONS` get a written caption; any other registered report name gets one built from
+its name (``{paper}_{fig|table}{N}[_...]``), so a new table or figure is never left without one.
+"""
+
+import re
+
+PAPERS = {
+    "nongreedy": "Norouzi, Collins, Fleet and Kohli, *Efficient non-greedy optimization of decision trees* "
+                 "(NIPS 2015)",
+    "co2": "Norouzi, Collins, Johnson, Fleet and Kohli, *CO2 Forest: improved random forest by continuous "
+           "optimization of oblique splits* (2015)",
+    "tao": "Carreira-Perpiñán and Tavallali, *Alternating optimization of decision trees, with application to "
+           "learning sparse oblique trees* (NeurIPS 2018)",
+    "rgf": "Johnson and Zhang, *Learning nonlinear functions using regularized greedy forest* (TPAMI 2014)",
+}
+
+CAPTIONS = {
+    "nongreedy_fig2": "Reproduces **Fig. 2** of the non-greedy trees paper: training and test accuracy of single "
+                      "trees against the depth limit (axis-aligned, random oblique, OC1, CO2; non-greedy where "
+                      "available).",
+    "co2_table1": "Reproduces **Table I** of the CO2 Forest paper: test error (%) of Random Forest, OC1 Forest and "
+                  "CO2 Forest against the number of trees, with the paper's numbers in ``paper_value``.",
+    "co2_fig1": "Reproduces **Fig. 1** of the CO2 Forest paper: training and validation error of single CO2 trees "
+                "against depth for several values of the norm bound nu, axis-aligned trees as the baseline.",
+    "co2_fig2": "Reproduces **Fig. 2** of the CO2 Forest paper: test error against the (log) number of trees for "
+                "Random Forest, OC1 Forest and CO2 Forest.",
+    "co2_table2_jaccard": "Reproduces **Table II** of the CO2 Forest paper: test class-average Jaccard score (%) "
+                          "of Random Forest, Two-probe Forest and CO2 Forest with 16 and 32 trees on face-part "
+                          "segmentation; ``paper_value`` holds the paper's LFW numbers (empty on synthetic faces).",
+    "co2_fig4_jaccard": "Reproduces **Fig. 4** of the CO2 Forest paper: test Jaccard score (%) of forests of 16 "
+                        "trees against the maximum tree depth (left) and against the number of trees (right).",
+    "co2_fig3_segmentation": "Reproduces **Fig. 3** of the CO2 Forest paper: input, ground truth and the labelling "
+                             "of Random Forest, Two-probe Forest and CO2 Forest for test images: each method's "
+                             "median image by Jaccard score, the images with the highest mean and the highest "
+                             "variance of the scores across methods, then random images (score in each panel).",
+    "rgf_fig7_synthetic": "Reproduces **Fig. 7** of the RGF paper: test RMSE against model size (total leaves) on "
+                          "the synthetic data from 64- and 16-leaf trees.",
+    "rgf_fig8_synthetic": "Reproduces **Fig. 8** of the RGF paper: test RMSE against model size on the synthetic "
+                          "data from 4- and 2-leaf trees.",
+    "rgf_fig9_synthetic": "Reproduces **Fig. 9** of the RGF paper: test error against model size on the synthetic "
+                          "classification data.",
+    "rgf_fig10_real": "Reproduces **Fig. 10** of the RGF paper: test error or RMSE against model size on the real "
+                      "data sets (2,000 training points per run).",
+}
+
+_ITEM = re.compile(r"^(?P<paper>[a-z0-9]+?)_(?P<kind>fig|table)(?P<number>\d+)(?P<rest>_.*)?$")
+
+
+def paper_item(name):
+    """("CO2 Forest paper citation", "Table II"-style item) parsed from a report name, or (None, None)."""
+    match = _ITEM.match(name)
+    if not match or match["paper"] not in PAPERS:
+        return None, None
+    kind = "Fig." if match["kind"] == "fig" else "Table"
+    return PAPERS[match["paper"]], f"{kind} {match['number']}"
+
+
+def caption(name, dataset=None, profile=None):
+    """reStructuredText caption naming the paper figure/table reproduced by report output ``name``."""
+    text = CAPTIONS.get(name)
+    if text is None:
+        paper, item = paper_item(name)
+        text = (f"Reproduces **{item}** of {paper}." if paper else f"Report output ``{name}``.")
+    prefix = name.split("_", 1)[0]
+    if name in CAPTIONS and prefix in PAPERS:
+        text += f" Paper: {PAPERS[prefix]}."
+    where = ", ".join(p for p in (f"data set {dataset}" if dataset else "", f"profile {profile}" if profile else "")
+                      if p)
+    return text + (f" ({where})" if where else "")
+
+
+def category(name):
+    """Report section of an output: the paper its table or figure comes from."""
+    return {"nongreedy": "Non-greedy trees", "co2": "CO2 Forest", "tao": "TAO", "rgf": "RGF"}.get(
+        name.split("_", 1)[0], "Other")

@@ -1,0 +1,83 @@
+"""The SLURM profile, per-rule resources, report captions and the output layout of the profiles."""
+
+import shutil
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+import yaml
+
+from treeopt.experiments.captions import CAPTIONS, caption, category, paper_item
+from treeopt.experiments.config import load_config
+from treeopt.experiments.plan import build_plan, output_dirs
+from treeopt.experiments.reports import FIGURES, REPORTS, TABLES
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILE = REPO / "profiles/slurm/config.yaml"
+
+
+def test_slurm_profile_parses_and_names_the_slurm_executor():
+    profile = yaml.safe_load(PROFILE.read_text())
+    assert profile["executor"] == "slurm"
+    assert profile["jobs"] >= 1 and profile["latency-wait"] > 0
+    assert {"mem_mb", "runtime"} <= set(profile["default-resources"])
+
+
+def test_every_rule_declares_memory_and_runtime():
+    for smk in ("data.smk", "train.smk", "report.smk"):
+        text = (REPO / "workflow/rules" / smk).read_text()
+        for block in text.split("\nrule ")[1:]:
+            name = block.split(":", 1)[0]
+            assert "resources:" in block and "mem_mb=" in block and "runtime=" in block, f"{smk}: rule {name}"
+
+
+@pytest.mark.slow
+def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
+    for item in ("Snakefile", "workflow", "config.yaml", "profiles", "environment.yml"):
+        src = REPO / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
+    # with the plugin installed Snakemake loads the slurm executor; without it the profile's resources are
+    # still checked by a plain dry run (the executor key is dropped)
+    args = ["--workflow-profile", "profiles/slurm"]
+    if find_spec("snakemake_executor_plugin_slurm") is None:
+        profile = yaml.safe_load(PROFILE.read_text())
+        profile.pop("executor")
+        (tmp_path / "profiles/slurm/config.yaml").write_text(yaml.safe_dump(profile))
+    target = "results/paper/co2_table2_jaccard.csv"
+    cmd = [sys.executable, "-m", "snakemake", *args, "--config", "profile=paper", "-n", target]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "results/runs/lfw_parts/seg_co2/final-co2_segmentation_trees-n_estimators=32/seed0" in out
+    # the segmentation runs ask for the window matrices' memory and two days; tables for 1 GB / 10 min
+    assert "mem_mb=13808" in out and "runtime=2880" in out
+    assert "mem_mb=1000" in out
+
+
+def test_every_report_output_has_a_caption_naming_its_paper_item():
+    for name in sorted(REPORTS):
+        text = caption(name, profile="default")
+        paper, item = paper_item(name)
+        assert paper is not None, name
+        assert item.replace("Table 1", "Table I").replace("Table 2", "Table II") in text or item in text, name
+        assert category(name) != "Other"
+    assert "Table II" in CAPTIONS["co2_table2_jaccard"] and "Fig. 4" in CAPTIONS["co2_fig4_jaccard"]
+    assert "Fig. 3" in caption("co2_fig3_segmentation") and "(data set lfw, profile paper)" in caption(
+        "co2_fig3_segmentation", "lfw", "paper")
+    assert caption("tao_fig1_path").startswith("Reproduces **Fig. 1** of Carreira")
+
+
+def test_one_output_layout_for_every_profile():
+    assert output_dirs("default") == ("results/tables", "figures")
+    assert output_dirs("paper") == ("results/paper", "results/paper/figures")
+    for profile, tables, figures in (("default", "results/tables/", "figures/"),
+                                     ("paper", "results/paper/", "results/paper/figures/")):
+        plan = build_plan(load_config(REPO / "config.yaml", [f"profile={profile}"]))
+        targets = plan.targets()
+        assert all(t.startswith(tables) for t in targets if t.endswith(".csv"))
+        assert all(t.startswith(figures) for t in targets if t.endswith((".png", ".pdf")))
+        assert plan.table_path("co2_table2_jaccard") == f"{tables}co2_table2_jaccard.csv"
+    assert set(TABLES) >= {"co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"}
+    assert {"co2_fig4_jaccard", "co2_fig3_segmentation"} <= set(FIGURES)
