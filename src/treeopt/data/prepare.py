@@ -137,9 +137,12 @@ def load_split(path: str | os.PathLike) -> Split:
         raise
     except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, a bare .npy (no context manager), ...
         raise DataFormatError(f"{path}: not a readable treeopt split file ({type(exc).__name__}: {exc})") from None
+    # tabular splits: X (n x p), y (n,); segmentation splits: images (n x H x W x 3), label maps (n x H x W)
+    image = split.task == "segmentation"
     for part in ("train", "val", "test"):
         X, y = getattr(split, f"X_{part}"), getattr(split, f"y_{part}")
-        if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or X.shape[1] != split.X_train.shape[1]:
+        fits = (X.ndim == 4 and y.ndim == 3 and X.shape[1:3] == y.shape[1:] if image else X.ndim == 2 and y.ndim == 1)
+        if not fits or len(X) != len(y) or X.shape[1:] != split.X_train.shape[1:]:
             raise DataFormatError(f"{path}: X_{part} {X.shape} and y_{part} {y.shape} do not fit together")
     return split
 
