@@ -1,5 +1,6 @@
-"""Boosted forests: regularized greedy forest (Johnson & Zhang) and the paper's GBDT/AdaBoost baselines."""
+"""Boosted forests: regularized greedy forest (Johnson & Zhang) and the paper's AdaBoost baseline."""
 
+from .baselines import BestFirstAdaBoostClassifier
 from .rgf import RGFClassifier, RGFRegressor
 
-__all__ = ["RGFClassifier", "RGFRegressor"]
+__all__ = ["BestFirstAdaBoostClassifier", "RGFClassifier", "RGFRegressor"]

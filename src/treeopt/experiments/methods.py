@@ -130,3 +130,21 @@ register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", k
 # Not in the paper: CO2 stumps optimised in per-node standardised coordinates (see CO2TreeClassifier).
 register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
          fixed={"standardize": "node"})
+# RGF paper (Johnson & Zhang): RGF with the three regularisers of Sec. 5.4 (square loss; classification on
+# +-1 targets), RGF and GBDT with exponential loss (Fig. 11) and AdaBoost over best-first trees.
+register("rgf_l2", "treeopt.boosting:RGFRegressor", "regression", kind="boosting", fixed={"regularizer": "l2"})
+register("rgf_min", "treeopt.boosting:RGFRegressor", "regression", kind="boosting",
+         fixed={"regularizer": "min_penalty"})
+register("rgf_min_sib", "treeopt.boosting:RGFRegressor", "regression", kind="boosting",
+         fixed={"regularizer": "min_penalty_sib"})
+register("rgf_l2_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "l2"})
+register("rgf_min_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "min_penalty"})
+register("rgf_min_sib_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "min_penalty_sib"})
+register("xrgf_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "l2", "loss": "exponential"})
+register("gbdt_exp", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
+         fixed={"max_depth": None, "loss": "exponential"})
+register("adaboost", "treeopt.boosting:BestFirstAdaBoostClassifier", "classification", kind="boosting")

@@ -68,9 +68,17 @@ register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_table(_name, "treeopt.experiments.tables:size_curve")
 
+register_table("rgf_fig11_exp", "treeopt.experiments.tables:size_curve")
+register_table("rgf_fig13_rf", "treeopt.experiments.tables:size_curve")
+register_table("rgf_fig15_time", "treeopt.experiments.tables:rgf_fig15_time")
+register_table("rgf_fig16_time", "treeopt.experiments.tables:rgf_fig16_time")
+
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
 register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
 register_figure("co2_fig1", "co2_fig1", "treeopt.plots.curves:error_vs_depth_by_nu")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_figure(_name, _name, "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("rgf_fig11_exp", "rgf_fig11_exp", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("rgf_fig13_rf", "rgf_fig13_rf", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("rgf_fig16", "rgf_fig16_time", "treeopt.plots.curves:time_vs_tree_size", per_dataset=False)

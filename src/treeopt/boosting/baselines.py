@@ -1,0 +1,65 @@
+"""The RGF paper's boosting baselines built on scikit-learn (Sec. 6.2.2 and 6.3).
+
+GBDT is scikit-learn's gradient boosting with ``max_leaf_nodes`` J (best-first growth), ``max_depth=None`` and
+shrinkage ``learning_rate`` s (registered directly as methods ``gbdt``, ``gbdt_clf``, ``gbdt_exp``).
+:class:`BestFirstAdaBoostClassifier` is AdaBoost whose base learners are trees grown best-first to J leaves, the
+paper's "ada" of Fig. 11.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.ensemble import AdaBoostClassifier
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import encode_classes, validate_features, validate_training_data
+
+
+class BestFirstAdaBoostClassifier(ClassifierMixin, BaseEstimator):
+    """AdaBoost (SAMME) over trees grown best-first to ``max_leaf_nodes`` leaves (RGF paper, Sec. 6.3).
+
+    ``estimators_`` are the fitted scikit-learn trees (converted to the shared format by the workflow);
+    ``staged_predict_proba`` yields the ensemble after each tree (``stage i`` = ``n_estimators = i``).
+    """
+
+    _parameter_constraints = {
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, max_leaf_nodes=8, n_estimators=100, *, learning_rate=1.0, min_samples_leaf=10,
+                 random_state=None):
+        self.max_leaf_nodes = max_leaf_nodes
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.min_samples_leaf = min_samples_leaf
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X, y = validate_training_data(self, X, y)
+        self.classes_, _ = encode_classes(y)
+        base = DecisionTreeClassifier(max_leaf_nodes=self.max_leaf_nodes, min_samples_leaf=self.min_samples_leaf)
+        self.model_ = AdaBoostClassifier(base, n_estimators=self.n_estimators, learning_rate=self.learning_rate,
+                                         random_state=self.random_state).fit(X, y)
+        self.estimators_ = self.model_.estimators_
+        return self
+
+    def predict_proba(self, X):
+        check_is_fitted(self)
+        return self.model_.predict_proba(validate_features(self, X, reset=False))
+
+    def predict(self, X):
+        check_is_fitted(self)
+        return self.model_.predict(validate_features(self, X, reset=False))
+
+    def staged_predict_proba(self, X):
+        check_is_fitted(self)
+        yield from self.model_.staged_predict_proba(validate_features(self, X, reset=False))
