@@ -55,14 +55,16 @@ def test_l2_square_split_step_is_the_closed_form():
     X = rng.integers(0, 8, size=(n, 3)).astype(float)
     y = rng.normal(size=n)
     h = alpha + rng.normal(scale=0.1, size=n)           # model output; this leaf's weight is alpha
-    Xb, thresholds, n_bins = make_bins(X, 255)
+    Xb, thresholds, n_bins, offsets = make_bins(X, 255)
+    Xl = Xb - offsets[None, :]                          # local bin numbers
     g, hh = h - y, np.ones(n)
     order = np.arange(n, dtype=np.int64)
-    hist = K.build_hist(Xb, order, 0, n, g, hh, 255)
+    hist = K.build_hist(Xb, order, 0, n, g, hh, int(n_bins.sum()))
     grad, diag, cross, dG0 = split_terms(None, None, None, None, [0], np.array([alpha]), 0, "l2")
-    gain, f, b, d1, d2 = K.scan_split(*hist, n_bins, 5, n * lam * diag, n * lam * cross, n * lam * grad,
+    gain, f, b, d1, d2 = K.scan_split(*hist, n_bins, offsets, 5, n * lam * diag, n * lam * cross, n * lam * grad,
                                       n * lam * dG0)
-    go_left = Xb[:, f] <= b
+    go_left = Xl[:, f] <= b
+    np.testing.assert_array_equal(go_left, X[:, f] < thresholds[offsets[f] + b])   # the stored threshold
     for mask, d in ((go_left, d1), (~go_left, d2)):
         closed = (np.sum(y[mask] - h[mask]) - n * lam * alpha) / (mask.sum() + n * lam)
         assert d == pytest.approx(closed, rel=1e-12)
@@ -74,8 +76,8 @@ def test_l2_square_split_step_is_the_closed_form():
             total += np.sum((h[m] + dk - y[m]) ** 2 - (h[m] - y[m]) ** 2) / (2 * n) + lam * (alpha + dk) ** 2 / 2
         return total - lam * alpha ** 2 / 2
     assert -gain / n == pytest.approx(q_change(go_left), rel=1e-9, abs=1e-12)
-    best = min(q_change(Xb[:, ff] <= bb) for ff in range(3) for bb in range(n_bins[ff] - 1)
-               if 5 <= np.sum(Xb[:, ff] <= bb) <= n - 5)
+    best = min(q_change(Xl[:, ff] <= bb) for ff in range(3) for bb in range(n_bins[ff] - 1)
+               if 5 <= np.sum(Xl[:, ff] <= bb) <= n - 5)
     assert -gain / n == pytest.approx(best, rel=1e-9, abs=1e-12)
 
 
@@ -163,11 +165,11 @@ def test_corrective_step_never_increases_the_regularised_loss(loss, regularizer)
     else:
         X, yc = make_classification(n_samples=400, n_features=6, random_state=1)
         y = np.where(yc == 1, 1.0, -1.0)
-    Xb, thresholds, n_bins = make_bins(X, 255)
+    Xb, thresholds, n_bins, offsets = make_bins(X, 255)
     grower = ForestGrower(loss=loss, regularizer=regularizer, l2=0.01, gamma=2.0, max_leaf_nodes=40,
                           min_samples_leaf=10, opt_interval=1000, n_iter=1, learning_rate=0.5, n_tree_search=1,
                           max_bins=255)
-    grower.fit(Xb, n_bins, thresholds, y)
+    grower.fit(Xb, n_bins, offsets, thresholds, y)
     values = [grower.objective()]
     for _ in range(15):
         grower.correct()

@@ -32,20 +32,21 @@ LOSS_CODES = {"squared": K.SQUARE, "exponential": K.EXPONENTIAL, "logistic": K.L
 
 
 def make_bins(X, max_bins):
-    """(binned X as uint16, thresholds (d, max_bins-1) padded with inf, number of bins per feature).
+    """Binned X: (global bin ids (n, d) int32, thresholds (total bins,), bins per feature, bin offsets).
 
-    Bin ``k`` of feature f holds values below ``thresholds[f, k]`` and at or above ``thresholds[f, k-1]``; a
-    split "bins <= k go left" is the rule ``x[f] >= thresholds[f, k]`` goes right. With at most ``max_bins``
+    Feature f owns the global bins ``offset[f] .. offset[f] + n_bins[f] - 1``. Its local bin ``k`` holds values
+    below ``thresholds[offset[f] + k]`` and at or above ``thresholds[offset[f] + k - 1]``; a split "local bins
+    <= k go left" is the rule ``x[f] >= thresholds[offset[f] + k]`` goes right. With at most ``max_bins``
     distinct values every value is its own bin and thresholds are midpoints between neighbours (exact splits).
     """
     n, d = X.shape
-    Xb = np.zeros((n, d), dtype=np.uint16)
-    thresholds = np.full((d, max(1, max_bins - 1)), np.inf)
-    n_bins = np.ones(d, dtype=np.int64)
+    Xb = np.zeros((n, d), dtype=np.int32)
+    cuts, n_bins = [], np.ones(d, dtype=np.int64)
     for f in range(d):
         col = X[:, f]
         uniq, counts = np.unique(col, return_counts=True)
         if uniq.size <= 1:
+            cuts.append(np.full(1, np.inf))
             continue
         lo, hi = uniq[:-1], uniq[1:]
         mids = lo + (hi - lo) / 2.0
@@ -55,10 +56,15 @@ def make_bins(X, max_bins):
             targets = n * np.arange(1, max_bins) / max_bins
             pick = np.unique(np.clip(np.searchsorted(cum, targets), 0, mids.size - 1))
             mids = mids[pick]
-        thresholds[f, :mids.size] = mids
         n_bins[f] = mids.size + 1
-        K.bin_column(np.ascontiguousarray(col), np.ascontiguousarray(mids), Xb, f)
-    return Xb, thresholds, n_bins
+        cuts.append(np.concatenate([mids, [np.inf]]))
+    offsets = np.concatenate([[0], np.cumsum(n_bins)[:-1]]).astype(np.int64)
+    for f in range(d):
+        if n_bins[f] > 1:
+            K.bin_column(np.ascontiguousarray(X[:, f]), np.ascontiguousarray(cuts[f][:-1]), Xb, f, offsets[f])
+        else:
+            Xb[:, f] = offsets[f]
+    return Xb, np.concatenate(cuts), n_bins, offsets
 
 
 @dataclass
@@ -169,8 +175,8 @@ class ForestGrower:
     def _scan(self, hist, terms):
         grad, diag, cross, dG0 = terms
         c = self.n * self._lam_eff()
-        return K.scan_split(hist[0], hist[1], hist[2], self.n_bins, self.min_leaf, c * diag, c * cross,
-                            c * grad, c * dG0)
+        return K.scan_split(hist[0], hist[1], hist[2], self.n_bins, self.bin_off, self.min_leaf, c * diag,
+                            c * cross, c * grad, c * dG0)
 
     def _leaf_terms(self, tree):
         """split_terms for every leaf of ``tree`` (node id -> terms)."""
@@ -188,7 +194,7 @@ class ForestGrower:
             tree.cache[v] = self._scan(tree.hist[v], terms[v])
 
     def _hist(self, tree, v):
-        return K.build_hist(self.Xb, tree.order, tree.start[v], tree.end[v], self.g, self.h, self.max_bins)
+        return K.build_hist(self.Xb, tree.order, tree.start[v], tree.end[v], self.g, self.h, self.n_total)
 
     def _refresh(self):
         """After the gradients changed everywhere: rebuild the active trees' histograms and best splits and
@@ -198,7 +204,7 @@ class ForestGrower:
         for tree in self.active:
             tree.hist = {v: self._hist(tree, v) for v in tree.leaves}
             self._rescan(tree)
-        self.root_hist = K.build_hist(self.Xb, self.all_idx, 0, self.n, self.g, self.h, self.max_bins)
+        self.root_hist = K.build_hist(self.Xb, self.all_idx, 0, self.n, self.g, self.h, self.n_total)
 
     def _stump_terms(self):
         if self.regularizer == "l2":
@@ -228,7 +234,7 @@ class ForestGrower:
 
     def _split(self, tree, v, f, b, d1, d2):
         start, end = tree.start[v], tree.end[v]
-        mid = K.partition(self.Xb, tree.order, start, end, f, b, self.buf)
+        mid = K.partition(self.Xb, tree.order, start, end, f, self.bin_off[f] + b, self.buf)
         u1, u2 = len(tree.left), len(tree.left) + 1
         for u, s, e, a in ((u1, start, mid, d1), (u2, mid, end, d2)):
             tree.left.append(-1)
@@ -256,8 +262,7 @@ class ForestGrower:
             if len(tree.left) == 3:    # a new stump: its two leaves partition all points
                 self.root_hist = tuple(x + y for x, y in zip(tree.hist[u1], tree.hist[u2]))
             else:
-                self.root_hist = tuple(r - o + x + y for r, o, x, y in zip(self.root_hist, old, tree.hist[u1],
-                                                                           tree.hist[u2]))
+                K.update_total(self.root_hist, old, tree.hist[u1], tree.hist[u2])
             self._rescan(tree, None if self.regularizer != "l2" else (u1, u2))
         else:
             for other in self.active:
@@ -265,7 +270,7 @@ class ForestGrower:
                     other.hist = {w: self._hist(other, w) for w in other.leaves}
             for other in self.active:
                 self._rescan(other, None if (other is not tree or self.regularizer != "l2") else (u1, u2))
-            self.root_hist = K.build_hist(self.Xb, self.all_idx, 0, self.n, self.g, self.h, self.max_bins)
+            self.root_hist = K.build_hist(self.Xb, self.all_idx, 0, self.n, self.g, self.h, self.n_total)
 
     # ------------------------------------------------------------------ weights
     def correct(self):
@@ -294,10 +299,11 @@ class ForestGrower:
                             [np.asarray(t.alpha, dtype=np.float64) for t in self.trees], budget, self.n_leaves))
 
     # ------------------------------------------------------------------ main loop
-    def fit(self, Xb, n_bins, thresholds, y):
+    def fit(self, Xb, n_bins, bin_off, thresholds, y):
         """Grow on binned ``Xb`` (:func:`make_bins`) for targets ``y`` (centred, or +-1); a GrownForest."""
-        self.Xb, self.n_bins, self.y = Xb, n_bins, np.ascontiguousarray(y, dtype=np.float64)
+        self.Xb, self.n_bins, self.bin_off, self.y = Xb, n_bins, bin_off, np.ascontiguousarray(y, dtype=np.float64)
         self.thresholds = thresholds
+        self.n_total = int(n_bins.sum())
         self.n = Xb.shape[0]
         self.all_idx = np.arange(self.n, dtype=np.int64)
         self.buf = np.empty(self.n, dtype=np.int64)
@@ -365,7 +371,8 @@ class ForestGrower:
         value = np.concatenate([np.asarray(t.alpha, dtype=np.float64) for t in self.trees]) if total else \
             np.zeros(0)
         value = np.where(left < 0, value, 0.0)
-        threshold = np.where(left >= 0, self.thresholds[np.maximum(feature, 0), np.maximum(bins, 0)], 0.0)
+        threshold = np.where(left >= 0, self.thresholds[self.bin_off[np.maximum(feature, 0)] + np.maximum(bins, 0)],
+                             0.0)
         S = len(self.stages)
         stage_trees = np.array([s[0] for s in self.stages], dtype=np.int64)
         stage_limit = np.zeros((S, sizes.size), dtype=np.int64)

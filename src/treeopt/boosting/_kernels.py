@@ -64,50 +64,61 @@ def loss_sum(loss, F, y):
 
 
 @njit(cache=True)
-def build_hist(Xb, order, start, end, g, h, n_bins_max):
-    """Sums of g, h and counts per (feature, bin) over the points ``order[start:end]``."""
+def build_hist(Xb, order, start, end, g, h, n_bins_total):
+    """Sums of g, h and counts per bin over the points ``order[start:end]``; ``Xb`` holds global bin ids
+    (feature f's bins are ``bin_offset[f] .. bin_offset[f] + n_bins[f] - 1``)."""
     d = Xb.shape[1]
-    hg = np.zeros((d, n_bins_max))
-    hh = np.zeros((d, n_bins_max))
-    hc = np.zeros((d, n_bins_max), dtype=np.int64)
+    hg = np.zeros(n_bins_total)
+    hh = np.zeros(n_bins_total)
+    hc = np.zeros(n_bins_total, dtype=np.int64)
     for k in range(start, end):
         i = order[k]
         gi, hi = g[i], h[i]
         for f in range(d):
             b = Xb[i, f]
-            hg[f, b] += gi
-            hh[f, b] += hi
-            hc[f, b] += 1
+            hg[b] += gi
+            hh[b] += hi
+            hc[b] += 1
     return hg, hh, hc
 
 
 @njit(cache=True)
-def scan_split(hg, hh, hc, n_bins, min_leaf, a, bc, r, const):
+def update_total(total, old, a, b):
+    """total += a + b - old, in place, for the three histogram arrays."""
+    for k in range(total[0].shape[0]):
+        total[0][k] += a[0][k] + b[0][k] - old[0][k]
+        total[1][k] += a[1][k] + b[1][k] - old[1][k]
+        total[2][k] += a[2][k] + b[2][k] - old[2][k]
+
+
+@njit(cache=True)
+def scan_split(hg, hh, hc, n_bins, bin_off, min_leaf, a, bc, r, const):
     """Best split of one leaf by the Newton step of eq. (7) with the regulariser.
 
     For children sums (S_k, H_k) the offsets are ``d_k = -(S_k + r) / (H_k + a)`` and the change of ``n Q`` is
     ``sum_k (S_k d_k + H_k d_k^2 / 2) + r (d1 + d2) + a (d1^2 + d2^2) / 2 + bc d1 d2 + const`` (``a, bc, r,
     const`` are n lambda times the terms of :func:`treeopt.boosting._regularizers.split_terms`). Returns
     (gain = minus that change, feature, bin, d1, d2); gain is -inf when no split leaves ``min_leaf`` points on
-    both sides. The left child takes bins <= bin.
+    both sides. The left child takes the feature's bins <= bin (a local bin number).
     """
-    d = hg.shape[0]
+    d = n_bins.shape[0]
     best, bf, bb, bd1, bd2 = -np.inf, -1, -1, 0.0, 0.0
     S = 0.0
     H = 0.0
     C = 0
     for b in range(n_bins[0]):
-        S += hg[0, b]
-        H += hh[0, b]
-        C += hc[0, b]
+        S += hg[b]
+        H += hh[b]
+        C += hc[b]
     for f in range(d):
         s1 = 0.0
         h1 = 0.0
         c1 = 0
+        o = bin_off[f]
         for b in range(n_bins[f] - 1):
-            s1 += hg[f, b]
-            h1 += hh[f, b]
-            c1 += hc[f, b]
+            s1 += hg[o + b]
+            h1 += hh[o + b]
+            c1 += hc[o + b]
             if c1 < min_leaf:
                 continue
             if C - c1 < min_leaf:
@@ -125,7 +136,8 @@ def scan_split(hg, hh, hc, n_bins, min_leaf, a, bc, r, const):
 
 @njit(cache=True)
 def partition(Xb, order, start, end, f, b, buf):
-    """Stable in-place partition of ``order[start:end]``: bins <= b first. Returns the boundary."""
+    """Stable in-place partition of ``order[start:end]``: global bins <= b of feature f first. Returns the
+    boundary."""
     nl = 0
     nr = 0
     for k in range(start, end):
@@ -201,7 +213,8 @@ def corrective_pass(loss, F, y, leaf_of, n_leaves, alpha, a_off, M, m_off, use_M
 
 
 @njit(cache=True)
-def bin_column(x, edges, out, f):
+def bin_column(x, edges, out, f, offset):
+    """out[i, f] = offset + number of edges <= x[i]."""
     for i in range(x.shape[0]):
         # number of edges <= x[i]
         lo = 0
@@ -212,7 +225,7 @@ def bin_column(x, edges, out, f):
                 lo = mid + 1
             else:
                 hi = mid
-        out[i, f] = lo
+        out[i, f] = offset + lo
 
 
 @njit(cache=True)

@@ -89,19 +89,19 @@ class _RGFBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _grow(self, Xb, n_bins, thresholds, targets):
+    def _grow(self, Xb, n_bins, bin_off, thresholds, targets):
         n_iter = self.n_iter if self.n_iter is not None else (10 if self.loss == "squared" else 5)
         gamma = self.gamma if self.regularizer != "l2" else 1.0
         grower = ForestGrower(loss=self.loss, regularizer=self.regularizer, l2=self.l2, gamma=gamma,
                               max_leaf_nodes=self.max_leaf_nodes, min_samples_leaf=self.min_samples_leaf,
                               opt_interval=self.opt_interval, n_iter=n_iter, learning_rate=self.learning_rate,
                               n_tree_search=self.n_tree_search, max_bins=self.max_bins)
-        return grower.fit(Xb, n_bins, thresholds, targets)
+        return grower.fit(Xb, n_bins, bin_off, thresholds, targets)
 
     def _fit_targets(self, X, targets):
         """Grow one forest per column of ``targets``; set the staged-size attributes."""
-        Xb, thresholds, n_bins = make_bins(X, self.max_bins)
-        self.forests_ = [self._grow(Xb, n_bins, thresholds, targets[:, k]) for k in range(targets.shape[1])]
+        Xb, thresholds, n_bins, bin_off = make_bins(X, self.max_bins)
+        self.forests_ = [self._grow(Xb, n_bins, bin_off, thresholds, targets[:, k]) for k in range(targets.shape[1])]
         n_stages = max(len(f.stage_budget) for f in self.forests_)
         budgets, leaves = [], []
         for s in range(n_stages):
