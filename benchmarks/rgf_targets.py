@@ -13,8 +13,13 @@ paper's Fig. 15 (1.6-5.9). Timings are wall-clock on a shared machine; the ratio
 
     python benchmarks/rgf_targets.py fig7 --datasets rgf_synth_q64_reg --seeds 0-9
     python benchmarks/rgf_targets.py fig15 --datasets rgf_synth_q16_reg,adult --seeds 0
+    python benchmarks/rgf_targets.py fig12 --datasets rgf_synth_q64_reg --seeds 0-2 --gbdt 8,0.1 --max-leaf 5000
 
-Writes benchmarks/results/rgf_fig7_targets.csv (curves) and rgf_fig7_summary.csv, or rgf_fig15_time.csv.
+``fig12``: GBDT with L1 post-processing (the lasso path over all its leaves, Friedman & Popescu), test metric
+against the number of non-zero weights, beside GBDT itself (Fig. 12).
+
+Writes benchmarks/results/rgf_fig7_targets.csv (curves) and rgf_fig7_summary.csv, rgf_fig12_l1.csv/.png/.pdf,
+or rgf_fig15_time.csv.
 """
 
 import argparse
@@ -125,7 +130,68 @@ def fig7(args, config):
     print(summary.to_string(index=False))
 
 
+def warm_up():
+    """A tiny fit first, so no timing includes loading numba's compiled kernels."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
+    RGFRegressor(max_leaf_nodes=20).fit(X, y).predict(X)
+    RGFClassifier(max_leaf_nodes=20).fit(X, y > 0).predict(X)
+
+
+def fig12(args, config):
+    """GBDT (one configuration, ``--gbdt J,s``) with and without the lasso path over its leaves (Fig. 12)."""
+    from treeopt.boosting.baselines import l1_post_processing
+    J, s = args.gbdt.split(",")
+    J, s = int(J), float(s)
+    rows = []
+    for dataset in args.datasets:
+        regression = is_regression(dataset)
+        for seed in args.seeds:
+            split = load_split(prepare_split(dataset, config, seed))
+            cls = GradientBoostingRegressor if regression else GradientBoostingClassifier
+            extra = {} if regression else {"loss": "exponential"}
+            model = cls(max_leaf_nodes=J, max_depth=None, learning_rate=s, n_estimators=int(np.ceil(args.max_leaf / J)),
+                        min_samples_leaf=10, random_state=seed, **extra).fit(split.X_train, split.y_train)
+            leaves = np.cumsum([est.tree_.n_leaves for est in model.estimators_[:, 0]])
+            for n, p in zip(leaves, model.staged_predict(split.X_test)):
+                rows.append({"dataset": dataset, "seed": seed, "method": "gbdt", "n_leaves": int(n),
+                             "value": metric(regression, split.y_test, p)})
+            y_fit = split.y_train if regression else np.where(split.y_train == model.classes_[1], 1.0, -1.0)
+            nnz, outs = l1_post_processing(model, split.X_train, y_fit, split.X_test)
+            for n, out in zip(nnz, outs.T):
+                pred = out if regression else model.classes_[(out > 0).astype(int)]
+                rows.append({"dataset": dataset, "seed": seed, "method": "gbdt_l1", "n_leaves": int(n),
+                             "value": metric(regression, split.y_test, pred)})
+            print(f"{dataset} seed {seed}: gbdt best {min(r['value'] for r in rows if r['method'] == 'gbdt' and r['seed'] == seed and r['dataset'] == dataset):.4f}, "
+                  f"L1 path best {min(r['value'] for r in rows if r['method'] == 'gbdt_l1' and r['seed'] == seed and r['dataset'] == dataset):.4f}", flush=True)
+    df = pd.DataFrame(rows)
+    df.to_csv(Path(args.out_dir) / "rgf_fig12_l1.csv", index=False, float_format="%.6g")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(args.datasets), figsize=(4.2 * len(args.datasets), 3.4), squeeze=False)
+    grid = np.unique(np.round(np.logspace(1, np.log10(args.max_leaf), 40)).astype(int))
+    for ax, dataset in zip(axes[0], args.datasets):
+        for method, style in (("gbdt_l1", "-"), ("gbdt", ":")):
+            sub = df[(df["dataset"] == dataset) & (df["method"] == method)]
+            curves_ = [on_grid(*(g.sort_values("n_leaves")[["n_leaves", "value"]].to_numpy().T), grid)
+                       for _, g in sub.groupby("seed")]
+            ax.plot(grid, np.nanmean(curves_, axis=0), style, color="k",
+                    label=f"gb{J}:s={s:g}" + (" + L1 path" if method == "gbdt_l1" else ""))
+        ax.set_xscale("log")
+        ax.set_xlabel("number of non-zero leaf weights")
+        ax.set_ylabel("test RMSE" if is_regression(dataset) else "test error (%)")
+        ax.set_title(dataset)
+        ax.legend(fontsize=7)
+    fig.text(0.99, 0.005, f"data set: {', '.join(args.datasets)}  |  benchmarks/rgf_targets.py fig12  |  seeds: "
+             f"{len(args.seeds)}", ha="right", va="bottom", fontsize=7, color="0.35")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    for ext in ("png", "pdf"):
+        fig.savefig(Path(args.out_dir) / f"rgf_fig12_l1.{ext}", dpi=150)
+
+
 def fig15(args, config):
+    warm_up()
     rows = []
     for dataset in args.datasets:
         df = curves(dataset, args.seeds, args.max_leaf, config, print)
@@ -152,7 +218,8 @@ def seeds_arg(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", choices=["fig7", "fig15"])
+    parser.add_argument("target", choices=["fig7", "fig12", "fig15"])
+    parser.add_argument("--gbdt", default="8,0.1", help="fig12: GBDT tree size J and shrinkage s")
     parser.add_argument("--datasets", default="rgf_synth_q64_reg")
     parser.add_argument("--seeds", type=seeds_arg, default=list(range(10)))
     parser.add_argument("--max-leaf", type=int, default=10000)
@@ -160,7 +227,7 @@ def main():
     args = parser.parse_args()
     args.datasets = args.datasets.split(",")
     config = load_config(ROOT / "config.yaml")
-    (fig7 if args.target == "fig7" else fig15)(args, config)
+    {"fig7": fig7, "fig12": fig12, "fig15": fig15}[args.target](args, config)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,26 @@ class BestFirstAdaBoostClassifier(ClassifierMixin, BaseEstimator):
     def staged_predict_proba(self, X):
         check_is_fitted(self)
         yield from self.model_.staged_predict_proba(validate_features(self, X, reset=False))
+
+
+def l1_post_processing(gbdt, X_train, y_train, X_test, *, n_alphas=100, eps=1e-3):
+    """GBDT with L1-regularised post-processing (Friedman & Popescu; RGF paper Fig. 12).
+
+    The leaves of all of ``gbdt``'s trees become 0/1 basis functions; their weights are refit by the whole lasso
+    path (scikit-learn's ``lasso_path``, the paper used glmnet) on the centred targets (classification: +-1
+    targets, the square loss of the paper's experiments). Returns ``(n_nonzero, test_outputs)``: the number of
+    non-zero weights and the test outputs (centring added back) at each of the path's ``n_alphas`` penalties,
+    from strongest to weakest.
+    """
+    import numpy as np
+    from sklearn.linear_model import lasso_path
+    from sklearn.preprocessing import OneHotEncoder
+
+    leaves = gbdt.apply(X_train).reshape(X_train.shape[0], -1)
+    encoder = OneHotEncoder(handle_unknown="ignore", dtype=np.float64).fit(leaves)
+    phi = encoder.transform(leaves).tocsc()
+    phi_test = encoder.transform(gbdt.apply(X_test).reshape(X_test.shape[0], -1)).tocsr()
+    y = np.asarray(y_train, dtype=np.float64)
+    mean = y.mean()
+    _, coefs, _ = lasso_path(phi, y - mean, alphas=n_alphas, eps=eps)
+    return (coefs != 0).sum(axis=0), mean + np.asarray(phi_test @ coefs)
