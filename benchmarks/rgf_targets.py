@@ -12,6 +12,7 @@ with the best peak test score on that data set), both grown to the leaf budget, 
 paper's Fig. 15 (1.6-5.9). Timings are wall-clock on a shared machine; the ratio is measured in one run.
 
     python benchmarks/rgf_targets.py fig7 --datasets rgf_synth_q64_reg --seeds 0-9
+    python benchmarks/rgf_targets.py fig7 --merge a/rgf_fig7_targets.csv,b/rgf_fig7_targets.csv   # split runs
     python benchmarks/rgf_targets.py fig15 --datasets rgf_synth_q16_reg,adult --seeds 0
     python benchmarks/rgf_targets.py fig12 --datasets rgf_synth_q64_reg --seeds 0-2 --gbdt 8,0.1 --max-leaf 5000
 
@@ -105,8 +106,12 @@ def curves(dataset, seeds, max_leaf, config, log):
 
 def fig7(args, config):
     out_dir = Path(args.out_dir)
-    frames = [curves(d, args.seeds, args.max_leaf, config, print) for d in args.datasets]
-    df = pd.concat(frames, ignore_index=True)
+    if args.merge:   # curves written by several processes (e.g. seeds 0-4 and 5-9): summarise them together
+        df = pd.concat([pd.read_csv(p) for p in args.merge.split(",")], ignore_index=True)
+        args.seeds = sorted(df["seed"].unique().tolist())
+    else:
+        df = pd.concat([curves(d, args.seeds, args.max_leaf, config, print) for d in args.datasets],
+                       ignore_index=True)
     df.to_csv(out_dir / "rgf_fig7_targets.csv", index=False, float_format="%.6g")
     mean = df.groupby(["dataset", "method", "variant", "n_leaves"])["value"].agg(["mean", "count"]).reset_index()
     summary = []
@@ -219,6 +224,7 @@ def seeds_arg(text):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("target", choices=["fig7", "fig12", "fig15"])
+    parser.add_argument("--merge", default="", help="fig7: comma-separated curve CSVs to summarise instead")
     parser.add_argument("--gbdt", default="8,0.1", help="fig12: GBDT tree size J and shrinkage s")
     parser.add_argument("--datasets", default="rgf_synth_q64_reg")
     parser.add_argument("--seeds", type=seeds_arg, default=list(range(10)))
