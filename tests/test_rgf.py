@@ -236,3 +236,16 @@ def test_errors():
                                         min_samples_leaf=1)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_searching_two_recent_trees():
+    """t = 2 (Sec. 5.3.1): leaves of the two most recent trees may be split; the regularised loss it reaches at
+    the same budget is no worse than a little above t = 1's, and staged models still equal budget fits."""
+    X, y = make_regression(n_samples=400, n_features=5, noise=1.0, random_state=5)
+    y = (y - y.mean()) / y.std()
+    one = RGFRegressor(max_leaf_nodes=200, l2=0.01, n_tree_search=1).fit(X, y)
+    two = RGFRegressor(max_leaf_nodes=200, l2=0.01, n_tree_search=2).fit(X, y)
+    q1, q2 = one.forests_[0].history[-1][1], two.forests_[0].history[-1][1]
+    assert q2 <= 1.1 * q1
+    small = RGFRegressor(max_leaf_nodes=100, l2=0.01, n_tree_search=2).fit(X, y)
+    np.testing.assert_allclose(next(iter(two.staged_predict(X))), small.predict(X), rtol=1e-10, atol=1e-10)
