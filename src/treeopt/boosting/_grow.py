@@ -154,9 +154,8 @@ class ForestGrower:
         total = 0.0
         for tree in self.trees:
             a = tree.leaf_alpha()
-            total += 0.5 * self.lam * float(a @ (self._M(tree) @ a)) if self.regularizer != "l2" else \
-                0.5 * self.lam * float(a @ a)
-        return total
+            total += float(a @ a) if self.regularizer == "l2" else float(a @ (self._M(tree) @ a))
+        return 0.5 * self.lam * total
 
     def objective(self):
         """Q(F) = sum_i l(h(x_i), y_i) / n + G(F) (eq. (5))."""
