@@ -137,3 +137,21 @@ register("seg_two_probe", "treeopt.segmentation:ForestSegmenter", "segmentation"
          fixed={"split_kind": "two_probe"})
 register("seg_co2", "treeopt.segmentation:ForestSegmenter", "segmentation", kind="forest",
          fixed={"split_kind": "co2"})
+# RGF paper (Johnson & Zhang): RGF with the three regularisers of Sec. 5.4 (square loss; classification on
+# +-1 targets), RGF and GBDT with exponential loss (Fig. 11) and AdaBoost over best-first trees.
+register("rgf_l2", "treeopt.boosting:RGFRegressor", "regression", kind="boosting", fixed={"regularizer": "l2"})
+register("rgf_min", "treeopt.boosting:RGFRegressor", "regression", kind="boosting",
+         fixed={"regularizer": "min_penalty"})
+register("rgf_min_sib", "treeopt.boosting:RGFRegressor", "regression", kind="boosting",
+         fixed={"regularizer": "min_penalty_sib"})
+register("rgf_l2_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "l2"})
+register("rgf_min_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "min_penalty"})
+register("rgf_min_sib_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "min_penalty_sib"})
+register("xrgf_clf", "treeopt.boosting:RGFClassifier", "classification", kind="boosting",
+         fixed={"regularizer": "l2", "loss": "exponential"})
+register("gbdt_exp", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
+         fixed={"max_depth": None, "loss": "exponential"})
+register("adaboost", "treeopt.boosting:BestFirstAdaBoostClassifier", "classification", kind="boosting")

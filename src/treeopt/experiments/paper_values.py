@@ -55,3 +55,17 @@ def co2_table2(dataset, method, n_trees):
     if not paper_key(dataset).startswith("lfw"):
         return None
     return CO2_TABLE2.get((method, int(n_trees)))
+
+# RGF paper (Johnson & Zhang), Fig. 15: training seconds (RGF-L2 mean over lambda in {1, 0.1, 0.01}, GBDT mean
+# over its 9 best configurations) and their ratio, 2000 training points; our data set names.
+RGF_FIG15 = {
+    "nursery": (0.60, 0.36, 1.7), "houses": (0.92, 0.41, 2.2), "adult": (0.60, 0.37, 1.6),
+    "letteram": (5.43, 1.40, 3.9), "rgfsynthq16cls": (6.40, 1.36, 4.7), "waveform40": (8.36, 1.41, 5.9),
+    "rgfsynthq16reg": (10.7, 3.70, 2.9), "mnistoe": (23.6, 8.75, 3.6), "musk2": (28.7, 11.2, 2.6),
+    "ctslices": (50.2, 22.6, 2.2),
+}
+
+
+def rgf_fig15(dataset):
+    """(RGF seconds, GBDT seconds, ratio) of the RGF paper's Fig. 15 or None."""
+    return RGF_FIG15.get(paper_key(dataset))

@@ -70,6 +70,11 @@ for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", 
 for _name in ("co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"):  # CO2 paper Sec. 6.2
     register_table(_name, f"treeopt.experiments.tables:{_name}")
 
+register_table("rgf_fig11_exp", "treeopt.experiments.tables:size_curve")
+register_table("rgf_fig13_rf", "treeopt.experiments.tables:size_curve")
+register_table("rgf_fig15_time", "treeopt.experiments.tables:rgf_fig15_time")
+register_table("rgf_fig16_time", "treeopt.experiments.tables:rgf_fig16_time")
+
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
 register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
@@ -79,3 +84,6 @@ for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", 
 register_figure("co2_fig4_jaccard", "co2_fig4_jaccard", "treeopt.plots.segmentation:jaccard_curves", per_dataset=False)
 register_figure("co2_fig3_segmentation", "co2_fig3_segmentation", "treeopt.plots.segmentation:segmentation_examples",
                 per_dataset=False)
+register_figure("rgf_fig11_exp", "rgf_fig11_exp", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("rgf_fig13_rf", "rgf_fig13_rf", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("rgf_fig16", "rgf_fig16_time", "treeopt.plots.curves:time_vs_tree_size", per_dataset=False)

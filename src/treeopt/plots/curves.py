@@ -122,3 +122,23 @@ def metric_vs_leaves(table, dataset, profile, k=3):
         ax.legend(fontsize=6)
     stamp(fig, dataset=", ".join(datasets), profile=profile, n_seeds=_n_seeds(table))
     return fig
+
+
+def time_vs_tree_size(table, dataset, profile):
+    """RGF paper Fig. 16: training seconds against the average tree size, one point per RGF configuration,
+    one panel per data set (L2 x, min-penalty triangles, sum-to-zero siblings circles)."""
+    datasets = [dataset] if dataset is not None else sorted(table["dataset"].unique())
+    fig, axes = new_figure(max(1, len(datasets)), width=3.8)
+    markers = {"rgf_l2": "x", "rgf_l2_clf": "x", "rgf_min": "^", "rgf_min_clf": "^", "rgf_min_sib": "o",
+               "rgf_min_sib_clf": "o", "xrgf_clf": "+"}
+    for ax, name in zip(axes, datasets):
+        rows = table[table["dataset"] == name]
+        for method, sub in rows.groupby("method", sort=True):
+            ax.scatter(sub["tree_size"], sub["fit_seconds"], marker=markers.get(method, "."),
+                       label=method_label(method))
+        ax.set_xlabel("average tree size (leaves)")
+        ax.set_ylabel("training time (s)")
+        ax.set_title(name)
+        ax.legend(fontsize=6)
+    stamp(fig, dataset=", ".join(datasets), profile=profile, n_seeds=_n_seeds(table))
+    return fig

@@ -22,6 +22,14 @@ _COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": 
             "co2_forest": "C2", "co2_forest_node": "C5", "nongreedy": "C3", "tao": "C3", "rgf": "C3",
             "seg_rf": "C0", "seg_two_probe": "C1", "seg_co2": "C2"}
 
+# RGF paper methods (Johnson & Zhang): RGF variants, exponential-loss RGF/GBDT, AdaBoost.
+for _m, _label, _colour in (("rgf_l2", "RGF-L2", "navy"), ("rgf_min", "RGF min-penalty", "C2"),
+                            ("rgf_min_sib", "RGF min-penalty (sib)", "C8"), ("xrgf", "RGF (exp. loss)", "C6"),
+                            ("gbdt_exp", "GBDT (exp. loss)", "0.4"), ("adaboost", "AdaBoost", "C1")):
+    for _name in (_m, f"{_m}_clf"):
+        METHOD_LABELS.setdefault(_name, _label)
+        _COLOURS.setdefault(_name, _colour)
+
 
 def method_label(method):
     return METHOD_LABELS.get(method, method)

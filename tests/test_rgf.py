@@ -1,0 +1,251 @@
+"""Regularized greedy forest: the paper's equations and the estimators' contracts."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_classification, make_regression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from treeopt.boosting import RGFClassifier, RGFRegressor
+from treeopt.boosting import _kernels as K
+from treeopt.boosting._grow import ForestGrower, make_bins
+from treeopt.boosting._regularizers import (algorithm4, node_weights, penalty_matrix, representation_matrix,
+                                            split_terms)
+
+
+def random_topology(n_leaves, rng):
+    """A tree grown by splitting random leaves: (left, right, parent, depth, leaves)."""
+    left, right, parent, depth, leaves = [-1], [-1], [-1], [0], [0]
+    while len(leaves) < n_leaves:
+        v = leaves.pop(rng.integers(len(leaves)))
+        for _ in range(2):
+            left.append(-1), right.append(-1), parent.append(v), depth.append(depth[v] + 1)
+        left[v], right[v] = len(left) - 2, len(left) - 1
+        leaves += [left[v], right[v]]
+    arr = [np.array(a, dtype=np.int64) for a in (left, right, parent, depth)]
+    return (*arr, np.array(sorted(leaves), dtype=np.int64))
+
+
+def ancestor_matrix(parent, leaves):
+    """A[u, v] = 1 if node v is leaf u or one of its ancestors (the equivalence condition of Sec. 5.4)."""
+    A = np.zeros((len(leaves), len(parent)))
+    for k, u in enumerate(leaves):
+        v = u
+        while v >= 0:
+            A[k, v] = 1.0
+            v = parent[v]
+    return A
+
+
+def min_penalty_direct(parent, depth, leaves, alpha, gamma):
+    """The minimiser of eq. (9) by a direct weighted least-norm solve: beta = W^-1 A' (A W^-1 A')^-1 alpha."""
+    A = ancestor_matrix(parent, leaves)
+    winv = float(gamma) ** -np.asarray(depth, dtype=float)
+    beta = winv * (A.T @ np.linalg.solve((A * winv) @ A.T, alpha))
+    return beta, 0.5 * np.sum(float(gamma) ** depth * beta ** 2)
+
+
+# ---------------------------------------------------------------- Sec. 5.3.1: the split's Newton step
+def test_l2_square_split_step_is_the_closed_form():
+    """Square loss + L2: the Newton step of eq. (7) equals delta_k = (sum(y - h) - n lam alpha) / (n_k + n lam)
+    (Sec. 5.3.1), and the scan picks the split whose exact objective change is the smallest."""
+    rng = np.random.default_rng(0)
+    n, lam, alpha = 60, 0.3, 0.7
+    X = rng.integers(0, 8, size=(n, 3)).astype(float)
+    y = rng.normal(size=n)
+    h = alpha + rng.normal(scale=0.1, size=n)           # model output; this leaf's weight is alpha
+    Xb, thresholds, n_bins, offsets = make_bins(X, 255)
+    Xl = Xb - offsets[None, :]                          # local bin numbers
+    g, hh = h - y, np.ones(n)
+    order = np.arange(n, dtype=np.int64)
+    hist = K.build_hist(Xb, order, 0, n, g, hh, int(n_bins.sum()))
+    grad, diag, cross, dG0 = split_terms(None, None, None, None, [0], np.array([alpha]), 0, "l2")
+    gain, f, b, d1, d2 = K.scan_split(*hist, n_bins, offsets, 5, n * lam * diag, n * lam * cross, n * lam * grad,
+                                      n * lam * dG0)
+    go_left = Xl[:, f] <= b
+    np.testing.assert_array_equal(go_left, X[:, f] < thresholds[offsets[f] + b])   # the stored threshold
+    for mask, d in ((go_left, d1), (~go_left, d2)):
+        closed = (np.sum(y[mask] - h[mask]) - n * lam * alpha) / (mask.sum() + n * lam)
+        assert d == pytest.approx(closed, rel=1e-12)
+
+    def q_change(mask):  # exact change of Q = sum (h - y)^2 / (2n) + lam/2 sum alpha^2 at the optimum offsets
+        total = 0.0
+        for m in (mask, ~mask):
+            dk = (np.sum(y[m] - h[m]) - n * lam * alpha) / (m.sum() + n * lam)
+            total += np.sum((h[m] + dk - y[m]) ** 2 - (h[m] - y[m]) ** 2) / (2 * n) + lam * (alpha + dk) ** 2 / 2
+        return total - lam * alpha ** 2 / 2
+    assert -gain / n == pytest.approx(q_change(go_left), rel=1e-9, abs=1e-12)
+    best = min(q_change(Xl[:, ff] <= bb) for ff in range(3) for bb in range(n_bins[ff] - 1)
+               if 5 <= np.sum(Xl[:, ff] <= bb) <= n - 5)
+    assert -gain / n == pytest.approx(best, rel=1e-9, abs=1e-12)
+
+
+# ---------------------------------------------------------------- Sec. 5.4.2: Algorithm 4 and eq. (9)
+@settings(max_examples=25, deadline=None)
+@given(n_leaves=st.integers(2, 9), gamma=st.sampled_from([1.0, 2.0, 4.0]), seed=st.integers(0, 10_000))
+def test_algorithm4_converges_to_the_minimum_of_eq9(n_leaves, gamma, seed):
+    rng = np.random.default_rng(seed)
+    left, right, parent, depth, leaves = random_topology(n_leaves, rng)
+    alpha = rng.normal(size=n_leaves)
+    alpha_nodes = np.zeros(len(left))
+    alpha_nodes[leaves] = alpha
+    beta, minimum = min_penalty_direct(parent, depth, leaves, alpha, gamma)
+    bar_direct = ancestor_matrix(parent, np.arange(len(left))) @ beta  # bar_beta_v = sum over A(v)
+    for gs in (False, True):   # Algorithm 4 and its variant Algorithm 6
+        bar, _ = algorithm4(left, right, parent, alpha_nodes, gamma, n_iter=5000, tol=1e-14, gauss_seidel=gs)
+        np.testing.assert_allclose(bar, bar_direct, atol=1e-9)
+    R = representation_matrix(left, right, parent, depth, leaves, "min_penalty", gamma)
+    np.testing.assert_allclose(R @ alpha, bar_direct, atol=1e-9)
+    M = penalty_matrix(left, right, parent, depth, leaves, "min_penalty", gamma)
+    assert 0.5 * alpha @ M @ alpha == pytest.approx(minimum, rel=1e-9, abs=1e-12)
+
+
+def test_min_penalty_not_above_any_equivalent_model():
+    rng = np.random.default_rng(3)
+    left, right, parent, depth, leaves = random_topology(7, rng)
+    alpha = rng.normal(size=7)
+    M = penalty_matrix(left, right, parent, depth, leaves, "min_penalty", 2.0)
+    A = ancestor_matrix(parent, leaves)
+    beta0 = np.linalg.lstsq(A, alpha, rcond=None)[0]
+    null = np.linalg.svd(A)[2][A.shape[0]:]
+    for _ in range(20):   # other equivalent models: beta0 + null-space moves
+        beta = beta0 + rng.normal(size=null.shape[0]) @ null
+        np.testing.assert_allclose(A @ beta, alpha, atol=1e-10)
+        assert 0.5 * alpha @ M @ alpha <= 0.5 * np.sum(2.0 ** depth * beta ** 2) + 1e-12
+
+
+# ---------------------------------------------------------------- Sec. 5.4.3: eq. (14)
+@settings(max_examples=25, deadline=None)
+@given(n_leaves=st.integers(2, 9), seed=st.integers(0, 10_000))
+def test_sum_to_zero_representation_satisfies_eq14(n_leaves, seed):
+    rng = np.random.default_rng(seed)
+    left, right, parent, depth, leaves = random_topology(n_leaves, rng)
+    alpha = rng.normal(size=n_leaves)
+    bar = representation_matrix(left, right, parent, depth, leaves, "min_penalty_sib") @ alpha
+    internal = np.flatnonzero(left >= 0)
+    np.testing.assert_allclose(bar[leaves], alpha)                                        # eq. (14), leaves
+    np.testing.assert_allclose(bar[internal], (bar[left[internal]] + bar[right[internal]]) / 2)  # internal
+    beta = node_weights(representation_matrix(left, right, parent, depth, leaves, "min_penalty_sib"), parent) @ alpha
+    np.testing.assert_allclose(beta[left[internal]] + beta[right[internal]], 0.0, atol=1e-12)  # siblings
+    np.testing.assert_allclose(ancestor_matrix(parent, leaves) @ beta, alpha, atol=1e-12)    # equivalent
+
+
+# ---------------------------------------------------------------- equivalent models predict the same
+@pytest.mark.parametrize("regularizer", ["l2", "min_penalty", "min_penalty_sib"])
+def test_equivalent_representations_predict_the_same(regularizer):
+    X, y = make_regression(n_samples=300, n_features=5, noise=0.5, random_state=0)
+    model = RGFRegressor(max_leaf_nodes=60, l2=0.05, regularizer=regularizer, gamma=2.0, opt_interval=20).fit(X, y)
+    total = np.full(X.shape[0], model.intercept_)
+    for est in model.estimators_:
+        tree = est.tree_
+        leaves = tree.leaves
+        alpha = tree.value[leaves, 0]
+        leaf_only = tree.predict_value(X)[:, 0]
+        path = tree.decision_path(X).toarray()
+        for reg in ("l2", "min_penalty", "min_penalty_sib"):
+            parent = np.full(tree.n_nodes, -1)
+            for v in np.flatnonzero(tree.left >= 0):
+                parent[tree.left[v]] = parent[tree.right[v]] = v
+            R = representation_matrix(tree.left, tree.right, parent, tree.depth, leaves, reg, 2.0)
+            beta = node_weights(R, parent) @ alpha
+            np.testing.assert_allclose(path @ beta, leaf_only, atol=1e-10)   # sum over the path = leaf weight
+        total += leaf_only
+    np.testing.assert_allclose(total, model.predict(X), atol=1e-10)          # shared Tree format = estimator
+
+
+# ---------------------------------------------------------------- Sec. 5.3.2: fully-corrective step
+@pytest.mark.parametrize("loss,regularizer", [("squared", "l2"), ("squared", "min_penalty"),
+                                              ("squared", "min_penalty_sib"), ("exponential", "l2"),
+                                              ("logistic", "min_penalty_sib")])
+def test_corrective_step_never_increases_the_regularised_loss(loss, regularizer):
+    if loss == "squared":
+        X, y = make_regression(n_samples=400, n_features=6, noise=1.0, random_state=1)
+        y = (y - y.mean()) / y.std()
+    else:
+        X, yc = make_classification(n_samples=400, n_features=6, random_state=1)
+        y = np.where(yc == 1, 1.0, -1.0)
+    Xb, thresholds, n_bins, offsets = make_bins(X, 255)
+    grower = ForestGrower(loss=loss, regularizer=regularizer, l2=0.01, gamma=2.0, max_leaf_nodes=40,
+                          min_samples_leaf=10, opt_interval=1000, n_iter=1, learning_rate=0.5, n_tree_search=1,
+                          max_bins=255)
+    grower.fit(Xb, n_bins, offsets, thresholds, y)
+    values = [grower.objective()]
+    for _ in range(15):
+        grower.correct()
+        values.append(grower.objective())
+    assert all(b <= a + 1e-12 * abs(a) for a, b in zip(values, values[1:])), values
+    assert values[-1] < values[0]
+
+
+# ---------------------------------------------------------------- staged models, determinism
+def test_staged_models_equal_fits_with_that_budget():
+    X, y = make_regression(n_samples=500, n_features=6, noise=1.0, random_state=2)
+    model = RGFRegressor(max_leaf_nodes=300, l2=0.01).fit(X, y)
+    stages = list(model.staged_predict(X))
+    assert model.stage_sizes_["max_leaf_nodes"] == [100, 200, 300]
+    assert len(stages) == 3 and model.stage_sizes_["n_leaves"][-1] == model.n_leaves_
+    np.testing.assert_allclose(stages[-1], model.predict(X))
+    small = RGFRegressor(max_leaf_nodes=200, l2=0.01).fit(X, y)
+    np.testing.assert_allclose(stages[1], small.predict(X), rtol=1e-10, atol=1e-10)
+
+
+def test_same_seed_same_model():
+    X, y = make_classification(n_samples=300, n_features=8, n_classes=3, n_informative=4, random_state=0)
+    a = RGFClassifier(max_leaf_nodes=120, random_state=0).fit(X, y)
+    b = RGFClassifier(max_leaf_nodes=120, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert len(a.estimators_) == a.n_trees_ and sum(e.tree_.leaves.size for e in a.estimators_) == a.n_leaves_
+
+
+@pytest.mark.parametrize("loss", ["squared", "exponential", "logistic"])
+def test_classifier_losses_learn(loss):
+    X, y = make_classification(n_samples=600, n_features=8, random_state=4)
+    model = RGFClassifier(max_leaf_nodes=200, loss=loss, l2=0.01).fit(X[:400], y[:400])
+    assert np.mean(model.predict(X[400:]) == y[400:]) > 0.8
+    proba = model.predict_proba(X[400:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    staged = list(model.staged_predict_proba(X[400:]))
+    np.testing.assert_allclose(staged[-1], proba)
+
+
+def test_exponential_loss_is_stabilised():
+    """Large margins would overflow exp(-y h) without the mu of Sec. 6.2.3; scores stay finite."""
+    X, y = make_classification(n_samples=300, n_features=4, class_sep=5.0, random_state=0)
+    model = RGFClassifier(max_leaf_nodes=200, loss="exponential", l2=1e-20).fit(X, y)
+    assert np.all(np.isfinite(model.decision_function(X)))
+
+
+def test_errors():
+    X, y = make_regression(n_samples=50, n_features=3, random_state=0)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        RGFRegressor().fit(X_nan, y)
+    with pytest.raises(ValueError, match="class"):
+        RGFClassifier().fit(X, np.zeros(50))
+    with pytest.raises(ValueError):
+        RGFRegressor(regularizer="min_penalty", gamma=0.5).fit(X, y)
+    with pytest.raises(ValueError):
+        RGFRegressor().fit(X, y).predict(X[:, :2])
+
+
+@parametrize_with_checks([RGFRegressor(max_leaf_nodes=50, min_samples_leaf=1),
+                          RGFClassifier(max_leaf_nodes=50, min_samples_leaf=1),
+                          RGFClassifier(max_leaf_nodes=30, regularizer="min_penalty", gamma=2.0, loss="logistic",
+                                        min_samples_leaf=1)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_searching_two_recent_trees():
+    """t = 2 (Sec. 5.3.1): leaves of the two most recent trees may be split; the regularised loss it reaches at
+    the same budget is no worse than a little above t = 1's, and staged models still equal budget fits."""
+    X, y = make_regression(n_samples=400, n_features=5, noise=1.0, random_state=5)
+    y = (y - y.mean()) / y.std()
+    one = RGFRegressor(max_leaf_nodes=200, l2=0.01, n_tree_search=1).fit(X, y)
+    two = RGFRegressor(max_leaf_nodes=200, l2=0.01, n_tree_search=2).fit(X, y)
+    q1, q2 = one.forests_[0].history[-1][1], two.forests_[0].history[-1][1]
+    assert q2 <= 1.1 * q1
+    small = RGFRegressor(max_leaf_nodes=100, l2=0.01, n_tree_search=2).fit(X, y)
+    np.testing.assert_allclose(next(iter(two.staged_predict(X))), small.predict(X), rtol=1e-10, atol=1e-10)
