@@ -19,6 +19,12 @@ from liblinear import liblinear as _ll
 
 L1R_L2LOSS_SVC = 5
 
+# LIBLINEAR's coordinate descent permutes coordinates with the C library's rand(): seeding it right before
+# each call makes a fit repeatable when the nodes are solved one at a time (n_jobs=1). With several threads
+# the calls share rand()'s global state, so node solutions may differ in their last digits between runs.
+_libc = ctypes.CDLL(None)
+_libc.srand.argtypes = [ctypes.c_uint]
+
 # quiet, once for the process (the setter is global in the C library)
 _ll.liblinear.set_print_string_function(_ll.PRINT_STRING_FUN(_ll.print_null))
 
@@ -29,28 +35,32 @@ def _parameter(C, eps, regularize_bias):
     return param
 
 
-def train_model(X, target, C, *, eps=0.01, regularize_bias=True):
-    """Fit LIBLINEAR solver 5 on CSR ``X`` with labels +1 (target True) / -1 and return (model, seconds).
+def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None):
+    """Fit LIBLINEAR solver 5 on CSR ``X`` with label ``labels[0]`` (target True) / ``labels[1]`` and return
+    (model, seconds).
 
-    ``X`` must be a ``scipy.sparse.csr_matrix`` (never dense lists). Both labels must be present.
+    ``X`` must be a ``scipy.sparse.csr_matrix`` (never dense lists). Both labels must be present. (LIBLINEAR
+    >= 2.40 puts +1 first for -1/+1 labels; other label pairs keep the order of first appearance.)
     """
     if not isinstance(X, sp.csr_matrix):
         raise TypeError(f"X must be a scipy.sparse.csr_matrix, got {type(X).__name__}")
-    yy = np.where(np.asarray(target, dtype=bool), 1.0, -1.0)
+    yy = np.where(np.asarray(target, dtype=bool), float(labels[0]), float(labels[1]))
     prob = _ll.problem(yy, X)
     param = _parameter(C, eps, regularize_bias)
     prob.set_bias(param.bias)
     err = _ll.liblinear.check_parameter(prob, param)
     if err:
         raise ValueError(f"LIBLINEAR: {err.decode()}")
+    if seed is not None:
+        _libc.srand(int(seed) % (2 ** 32))
     start = time.perf_counter()
     m = _ll.liblinear.train(prob, param)
     seconds = time.perf_counter() - start
     return _ll.toPyModel(m), seconds
 
 
-def oriented_weights(model, n_features):
-    """(w, b) with "label +1 iff w . x - b >= 0" from a two-class LIBLINEAR model (bias feature appended).
+def oriented_weights(model, n_features, positive=1):
+    """(w, b) with "label ``positive`` iff w . x - b >= 0" from a two-class LIBLINEAR model (bias feature appended).
 
     LIBLINEAR scores ``w . x + w_bias * 1`` and predicts ``label[0]`` when that is > 0, so when its first
     label is -1 the hyperplane is flipped.
@@ -60,11 +70,11 @@ def oriented_weights(model, n_features):
     w = np.zeros(n_features)
     w[:nr_feature] = raw[:nr_feature]
     w_bias = float(raw[nr_feature]) * model.bias
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+    sign = 1.0 if model.get_labels()[0] == positive else -1.0
     return sign * w, -sign * w_bias
 
 
-def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True):
+def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
     """Solve the node's l1-SVM on CSR ``X`` (target True = right child); returns (w, b, seconds in LIBLINEAR).
 
     With a single target value the trivial hyperplane w = 0 sends every point to that side.
@@ -73,6 +83,6 @@ def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True):
     n_features = X.shape[1]
     if target.all() or not target.any():
         return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
-    model, seconds = train_model(X, target, C, eps=eps, regularize_bias=regularize_bias)
+    model, seconds = train_model(X, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
     w, b = oriented_weights(model, n_features)
     return w, b, seconds

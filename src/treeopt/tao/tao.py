@@ -112,7 +112,8 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state):
         est = OC1TreeClassifier(max_depth=max_depth, random_state=random_state).fit(X, y)
         tree, est_classes = est.tree_, est.classes_
     elif isinstance(init, str) and init == "random":
-        return _random_tree(X, y, k, node_type=node_type, depth=max_depth, random_state=random_state), None
+        tree = _random_tree(X, y, k, node_type=node_type, depth=max_depth, random_state=random_state)
+        est_classes = None
     elif isinstance(init, Tree):
         tree, est_classes = init, None
     elif hasattr(init, "tree_") or hasattr(init, "fit"):
@@ -260,6 +261,7 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = encode_classes(y)
         k = self.classes_.shape[0]
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        self._seed = seed
         tree, label = _initial_tree(self.init, X, y, self.classes_, node_type=self.node_type,
                                     max_depth=self.max_depth, random_state=seed)
         self.init_tree_ = tree
@@ -355,7 +357,8 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
                 return ("axis", node, int(f), float(b), 0.0)
             return ("keep", node, 0.0)
         Xc = Xcsr[cidx]
-        w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias)
+        w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
+                               seed=self._seed + node)
         new_dec = (Xc @ w) - b >= 0.0
         new_err = int(np.count_nonzero(new_dec != target))
         if new_err <= cur_err:  # the care points' 0/1 loss (4) does not increase
