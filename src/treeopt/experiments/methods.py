@@ -130,3 +130,6 @@ register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", k
 # Not in the paper: CO2 stumps optimised in per-node standardised coordinates (see CO2TreeClassifier).
 register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
          fixed={"standardize": "node"})
+# TAO (Carreira-Perpinan & Tavallali 2018): CART (or `init`) refined by tree alternating optimization.
+register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"})
+register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"})

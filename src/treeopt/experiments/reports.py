@@ -67,6 +67,11 @@ register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
 register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_table(_name, "treeopt.experiments.tables:size_curve")
+# TAO (Carreira-Perpinan & Tavallali 2018)
+register_table("tao_fixed_depth", "treeopt.experiments.tables:tao_fixed_depth")
+register_table("tao_table1", "treeopt.experiments.tables:tao_table1")
+register_table("tao_fig1_path", "treeopt.experiments.tables:tao_fig1_path")
+register_table("tao_init", "treeopt.experiments.tables:tao_init")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
@@ -74,3 +79,4 @@ register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
 register_figure("co2_fig1", "co2_fig1", "treeopt.plots.curves:error_vs_depth_by_nu")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
     register_figure(_name, _name, "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
+register_figure("tao_fig1_path", "tao_fig1_path", "treeopt.plots.tao:sparsity_path")

@@ -30,6 +30,7 @@ from .params import is_inherit_marker
 FIT_ON = ("train", "trainval")
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "tree", "versions", "git_commit")
+OPTIONAL_KEYS = ("path",)  # written when the estimator has them (TAO's per-C sparsity path)
 
 
 def _sha256(path):
@@ -121,6 +122,9 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     }
     X_stats = split.X_test if split.X_test.shape[0] else X_fit
     result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), X_stats)
+    result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
+    if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
+        result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     return result, estimator
 
@@ -156,7 +160,7 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger)
         result = {"dataset": dataset, "method": method, **measured, "versions": _metrics.versions(),
                   "git_commit": _metrics.git_commit()}
-        result = {key: _plain(result[key]) for key in METRICS_KEYS}
+        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         keep = get_method(method).keeps_model if save_model is None else save_model
         trees = _metrics.fitted_trees(estimator) if keep else []

@@ -37,7 +37,7 @@ from . import _kernels as K
 from ._liblinear import l1_svm
 
 NODE_TYPES = ("oblique", "axis")
-INIT_NAMES = ("cart", "oc1", "random")
+INIT_NAMES = ("cart", "oc1", "co2", "random")
 
 
 # ------------------------------------------------------------------------------------------- work tree
@@ -110,6 +110,11 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state):
         from ..greedy import OC1TreeClassifier
 
         est = OC1TreeClassifier(max_depth=max_depth, random_state=random_state).fit(X, y)
+        tree, est_classes = est.tree_, est.classes_
+    elif isinstance(init, str) and init == "co2":  # not in the paper: TAO refining a CO2 tree
+        from ..greedy import CO2TreeClassifier
+
+        est = CO2TreeClassifier(max_depth=max_depth, standardize="tree", random_state=random_state).fit(X, y)
         tree, est_classes = est.tree_, est.classes_
     elif isinstance(init, str) and init == "random":
         tree = _random_tree(X, y, k, node_type=node_type, depth=max_depth, random_state=random_state)
@@ -185,6 +190,7 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         The initial tree: None/"cart" = axis-aligned CART of ``max_depth`` (scikit-learn, information gain,
         as ``treeopt.greedy.AxisAlignedTreeClassifier``, converted with ``Tree.from_sklearn``); "oc1" = an
         oblique CART-style tree (OC1 coordinate descent with restarts, the paper's oblique initial trees);
+        "co2" = a CO2 tree (``treeopt.greedy.CO2TreeClassifier``, default nu, z-scored per tree; not in the paper);
         "random" = a complete tree of ``max_depth`` with random splits; or any fitted estimator exposing one
         ``tree_`` (CO2, non-greedy, a previous TAO tree), or an unfitted one to fit here. TAO keeps its
         structure or prunes it.
