@@ -90,6 +90,16 @@ class _WorkTree:
         self.bias[node] = b
         self.rows[node] = (idx.astype(np.int64), w[idx].astype(np.float64))
 
+    def l1_norm(self, node):
+        if self.feature[node] >= 0:
+            return 1.0
+        row = self.rows.get(int(node))
+        return float(np.abs(row[1]).sum()) if row is not None else 0.0
+
+    def penalty(self):
+        """Sum of ||w_i||_1 over the internal nodes."""
+        return float(sum(self.l1_norm(i) for i in np.flatnonzero(self.left >= 0)))
+
     def reach(self, X):
         return K.reach_by_depth(X, *self.arrays(), self.max_depth)
 
@@ -205,6 +215,12 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         LIBLINEAR's stopping tolerance ``-e`` (its default for solver 5).
     regularize_bias : bool, default=True
         LIBLINEAR's default (the bias feature is penalised too); False passes ``-R``.
+    accept : {"error", "objective"}, default="error"
+        When an oblique node's new hyperplane is kept. "error": the care points' 0/1 loss (4) does not increase,
+        so the training error never increases. "objective": also when the l1-penalised objective of Sec. 3,
+        care loss + ||w_i||_1 / C, does not increase; along a sparsity path this lets weights shrink at the
+        cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
+        penalised objective, divided by N, falls by less than ``tol``).
     n_jobs : int or None, default=None
         Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL).
     random_state : int, RandomState or None
@@ -242,12 +258,13 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "regularize_bias": ["boolean"],
+        "accept": [StrOptions({"error", "objective"})],
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, node_type="oblique", C=1.0, max_depth=8, init=None, warm_start_C=None, max_iter=14,
-                 tol=0.005, svm_tol=0.01, regularize_bias=True, n_jobs=None, random_state=None):
+                 tol=0.005, svm_tol=0.01, regularize_bias=True, accept="error", n_jobs=None, random_state=None):
         self.node_type = node_type
         self.C = C
         self.max_depth = max_depth
@@ -257,6 +274,7 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.svm_tol = svm_tol
         self.regularize_bias = regularize_bias
+        self.accept = accept
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -305,6 +323,7 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         n = X.shape[0]
         err = float(np.mean(work.predict_labels(X) != y))
         history = [err]
+        objective = err + work.penalty() / (C * n)
         ll_seconds = 0.0
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
@@ -339,7 +358,12 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
                         work.rebuild()
                 new_err = float(np.mean(work.predict_labels(X) != y))
                 history.append(new_err)
-                if history[-2] - new_err < self.tol:
+                if self.accept == "objective" and self.node_type == "oblique":
+                    new_obj = new_err + work.penalty() / (C * n)
+                    if objective - new_obj < self.tol:
+                        break
+                    objective = new_obj
+                elif history[-2] - new_err < self.tol:
                     break
         finally:
             if pool is not None:
@@ -369,6 +393,8 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         new_err = int(np.count_nonzero(new_dec != target))
         if new_err <= cur_err:  # the care points' 0/1 loss (4) does not increase
             return ("oblique", node, w, float(b), seconds)
+        if self.accept == "objective" and new_err + np.abs(w).sum() / C <= cur_err + work.l1_norm(node) / C:
+            return ("oblique", node, w, float(b), seconds)  # care loss + lambda ||w||_1 does not increase
         return ("keep", node, seconds)
 
     @staticmethod
