@@ -4,7 +4,9 @@ The TAO paper (Sec. 4) reports 1-4 minutes per C on a 2-core laptop for MNIST (4
 depths 4-12). MNIST's training images are not mirrored, so Fashion-MNIST (same shape, 48k/12k/10k split of
 config.yaml) stands in. The script times the whole ``fit`` (initial CART tree excluded: it is built once and
 passed as ``init``), the time spent inside LIBLINEAR's ``train`` (summed over calls), and the wall time with
-1 and 2 threads solving the nodes of one depth level. Writes ``benchmarks/results/tao_speed.csv``.
+1 and 2 threads solving the nodes of one depth level. ``liblinear_share`` = LIBLINEAR seconds summed over all
+calls / wall seconds of the fit, so with 2 threads it can exceed 1 (both threads inside LIBLINEAR). Writes
+``benchmarks/results/tao_speed.csv``.
 
     python benchmarks/bench_tao.py --dataset fashion_mnist --depth 12 --C 0.1 --jobs 1,2
 """

@@ -223,3 +223,22 @@ def test_rejects_bad_input():
         TAOTreeClassifier().fit(X, np.zeros(len(y)))
     with pytest.raises(ValueError):
         TAOTreeClassifier(init=AxisAlignedTreeClassifier(max_depth=2).fit(X[:, :5], y)).fit(X, y)
+
+
+def test_objective_acceptance_prunes_along_the_path():
+    """accept="objective" (Sec. 3's l1-penalised objective): smaller C gives sparser and smaller trees, as in
+    the paper's Fig. 1, while accept="error" never lets the training error rise."""
+    X, y = _digits()
+    rows, _ = tao_path(X, y, [10.0, 0.1, 0.01], max_depth=6, random_state=0, accept="objective")
+    nnz = [r["nonzero_weights"] for r in rows]
+    assert nnz[0] > nnz[1] > nnz[2]
+    assert rows[-1]["n_internal"] < rows[0]["n_internal"]
+    strict, _ = tao_path(X, y, [10.0, 0.1, 0.01], max_depth=6, random_state=0, accept="error")
+    errors = [r["train_error"] for r in strict]
+    assert errors[0] >= errors[1] >= errors[2]
+
+
+def test_parallel_levels_keep_monotone_error():
+    X, y = _digits()
+    est = TAOTreeClassifier(max_depth=6, n_jobs=2, tol=0.0, max_iter=4, random_state=0).fit(X, y)
+    assert np.all(np.diff(est.history_) <= 0)
