@@ -133,3 +133,5 @@ register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classificatio
 # TAO (Carreira-Perpinan & Tavallali 2018): CART (or `init`) refined by tree alternating optimization.
 register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"})
 register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"})
+# CART with Gini impurity: TAO's default initial tree (the `cart` baseline above uses information gain).
+register("cart_gini", "sklearn.tree:DecisionTreeClassifier", "classification", fixed={"criterion": "gini"})

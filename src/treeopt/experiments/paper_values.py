@@ -61,11 +61,11 @@ _ALIASES.update({"seismic": "sensitseismic", "seismicscale": "sensitseismic"})
 
 
 def tao_fixed_depth(dataset, method, depth):
-    """Test accuracy (%) of TAO (method tao_oblique) or CART (cart) at the paper's depth, or None."""
+    """Test accuracy (%) of TAO (method tao_oblique) or CART (cart_gini: Gini, as the paper's) at the paper's depth."""
     entry = TAO_FIXED_DEPTH.get(paper_key(dataset))
     if entry is None or depth is None or int(depth) != entry[0]:
         return None
-    return {"tao_oblique": entry[1], "cart": entry[2]}.get(method)
+    return {"tao_oblique": entry[1], "cart": entry[2], "cart_gini": entry[2]}.get(method)
 
 
 def tao_table1(dataset, method, column="test_error"):
