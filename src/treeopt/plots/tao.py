@@ -62,7 +62,7 @@ def sparsity_path(table, dataset, profile):
             ax.plot(np.maximum(sub["nonzero_weights"] + sub["n_internal"] + sub["n_leaves"], 1), sub["test_error"],
                     linestyle=style, marker=".", color=colour, label=f"depth {d}" if init == inits[0] else None)
     ax.set_xscale("log")
-    ax.set_xlabel("parameters (non-zero weights + biases + leaves)")
+    ax.set_xlabel("parameters (non-zero w, b, leaves)")
     ax.set_ylabel("test error (%)")
     ax.set_title("error vs parameters (dotted: CART init)")
     ax.grid(alpha=0.3, which="both")
