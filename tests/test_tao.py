@@ -242,3 +242,23 @@ def test_parallel_levels_keep_monotone_error():
     X, y = _digits()
     est = TAOTreeClassifier(max_depth=6, n_jobs=2, tol=0.0, max_iter=4, random_state=0).fit(X, y)
     assert np.all(np.diff(est.history_) <= 0)
+
+
+def test_paper_values_and_path_metrics():
+    from types import SimpleNamespace
+
+    from treeopt.experiments import paper_values
+    from treeopt.experiments.runner import fit_and_measure
+
+    assert paper_values.tao_fixed_depth("satimage", "tao_oblique", 6) == 87.41
+    assert paper_values.tao_fixed_depth("connect-4", "cart", 8) == 74.03
+    assert paper_values.tao_fixed_depth("letter", "tao_oblique", 8) is None
+    assert paper_values.tao_table1("letter", "tao_oblique") == 7.94
+    assert paper_values.tao_table1("fashion_mnist", "tao_oblique") is None
+    X, y = _digits()
+    split = SimpleNamespace(task="classification", X_train=X[:400], y_train=y[:400], X_val=X[400:500],
+                            y_val=y[400:500], X_test=X[500:], y_test=y[500:])
+    result, est = fit_and_measure("tao_oblique", {"max_depth": 4, "C": 0.1, "warm_start_C": [10, 1]}, 0, split)
+    assert [step["C"] for step in result["path"]] == [10.0, 1.0, 0.1]
+    assert result["path"][-1]["test_error"] == pytest.approx(result["test"]["error"])
+    assert result["tree"]["liblinear_seconds"] == pytest.approx(est.liblinear_seconds_)
