@@ -155,3 +155,8 @@ register("xrgf_clf", "treeopt.boosting:RGFClassifier", "classification", kind="b
 register("gbdt_exp", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
          fixed={"max_depth": None, "loss": "exponential"})
 register("adaboost", "treeopt.boosting:BestFirstAdaBoostClassifier", "classification", kind="boosting")
+# TAO (Carreira-Perpinan & Tavallali 2018): CART (or `init`) refined by tree alternating optimization.
+register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"})
+register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"})
+# CART with Gini impurity: TAO's default initial tree (the `cart` baseline above uses information gain).
+register("cart_gini", "sklearn.tree:DecisionTreeClassifier", "classification", fixed={"criterion": "gini"})

@@ -96,3 +96,27 @@ def git_commit():
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def path_metrics(estimator, split, X_fit, y_fit, X_val, y_val):
+    """One dict per step of a sparsity path (TAO Sec. 4, Fig. 1): the step's C, train/val/test error (%),
+    % non-zero weights of the internal nodes, tree size, path lengths and inference ops (on the training
+    set, as the paper), iterations and seconds inside LIBLINEAR."""
+    rows = []
+    p = X_fit.shape[1]
+    for entry, tree in zip(estimator.path_, estimator.path_trees_):
+        def err(X, y):
+            if X.shape[0] == 0:
+                return None
+            pred = estimator.classes_[tree.predict_proba(X).argmax(axis=1)]
+            return 100.0 * float(np.mean(pred != y))
+        stats = tree.stats(X_fit)
+        n_internal = stats["n_internal"]
+        rows.append({
+            "C": entry["C"], "train_error": err(X_fit, y_fit), "val_error": err(X_val, y_val),
+            "test_error": err(split.X_test, split.y_test),
+            "nonzero_pct": 100.0 * stats["nonzero_weights"] / max(1, n_internal * p),
+            **stats, "n_iter": entry["n_iter"], "liblinear_seconds": entry["liblinear_seconds"],
+            "fit_seconds": entry["fit_seconds"],
+        })
+    return rows

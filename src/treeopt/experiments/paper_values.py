@@ -69,3 +69,35 @@ RGF_FIG15 = {
 def rgf_fig15(dataset):
     """(RGF seconds, GBDT seconds, ratio) of the RGF paper's Fig. 15 or None."""
     return RGF_FIG15.get(paper_key(dataset))
+
+
+# TAO paper (Carreira-Perpinan & Tavallali 2018). Fixed-depth test accuracy (%) of TAO (sparse oblique trees)
+# and of CART, as published for TAO: {dataset: (depth, tao, cart)}.
+TAO_FIXED_DEPTH = {
+    "satimage": (6, 87.41, 84.18), "connect4": (8, 81.21, 74.03), "letter": (10, 87.41, 70.13),
+    "pendigits": (8, 96.08, 89.94), "mnist": (8, 95.05, 85.59), "sensit": (10, 82.52, 78.31),
+    "protein": (4, 68.41, 57.53),
+}
+# Table 1: TAO test error (%), inference time on the whole test set (s) and the C used. "seismic" is SensIT
+# Vehicle (seismic), our sensit_seismic.
+TAO_TABLE1 = {
+    "mnist": (5.69, 0.18, 0.09), "letter": (7.94, 0.05, 9.11), "pendigits": (3.14, 0.01, 0.03),
+    "protein": (31.70, 0.05, 0.14), "sensitseismic": (27.81, 0.09, 3.28),
+}
+_ALIASES.update({"seismic": "sensitseismic", "seismicscale": "sensitseismic"})
+
+
+def tao_fixed_depth(dataset, method, depth):
+    """Test accuracy (%) of TAO (method tao_oblique) or CART (cart_gini: Gini, as the paper's) at the paper's depth."""
+    entry = TAO_FIXED_DEPTH.get(paper_key(dataset))
+    if entry is None or depth is None or int(depth) != entry[0]:
+        return None
+    return {"tao_oblique": entry[1], "cart": entry[2], "cart_gini": entry[2]}.get(method)
+
+
+def tao_table1(dataset, method, column="test_error"):
+    """TAO Table 1 test error (%) or inference seconds for TAO's oblique trees, or None."""
+    entry = TAO_TABLE1.get(paper_key(dataset))
+    if entry is None or method != "tao_oblique":
+        return None
+    return entry[{"test_error": 0, "inference_seconds": 1, "C": 2}[column]]

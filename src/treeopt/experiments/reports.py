@@ -74,6 +74,11 @@ register_table("rgf_fig11_exp", "treeopt.experiments.tables:size_curve")
 register_table("rgf_fig13_rf", "treeopt.experiments.tables:size_curve")
 register_table("rgf_fig15_time", "treeopt.experiments.tables:rgf_fig15_time")
 register_table("rgf_fig16_time", "treeopt.experiments.tables:rgf_fig16_time")
+# TAO (Carreira-Perpinan & Tavallali 2018)
+register_table("tao_fixed_depth", "treeopt.experiments.tables:tao_fixed_depth")
+register_table("tao_table1", "treeopt.experiments.tables:tao_table1")
+register_table("tao_fig1_path", "treeopt.experiments.tables:tao_fig1_path")
+register_table("tao_init", "treeopt.experiments.tables:tao_init")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
@@ -87,3 +92,4 @@ register_figure("co2_fig3_segmentation", "co2_fig3_segmentation", "treeopt.plots
 register_figure("rgf_fig11_exp", "rgf_fig11_exp", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
 register_figure("rgf_fig13_rf", "rgf_fig13_rf", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
 register_figure("rgf_fig16", "rgf_fig16_time", "treeopt.plots.curves:time_vs_tree_size", per_dataset=False)
+register_figure("tao_fig1_path", "tao_fig1_path", "treeopt.plots.tao:sparsity_path")

@@ -170,7 +170,7 @@ def _move_into_place(tmp, run_dir):
     shutil.rmtree(old)
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "tree", "versions", "git_commit")
-OPTIONAL_KEYS = ("staged", "stages")  # segmentation: Jaccard of the first 1, 2, 4, ... trees; staged sweeps
+OPTIONAL_KEYS = ("staged", "stages", "path")  # segmentation Jaccard per forest size; staged sweeps; TAO's C path
 
 
 def _sha256(path):
@@ -349,6 +349,9 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     trees = _metrics.fitted_trees(estimator)
     result["tree"] = _metrics.tree_stats(trees, X_stats)
     result["tree"].update(_metrics.split_counts(estimator, trees))
+    result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
+    if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
+        result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     if len(stages) > 1:
         raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")

@@ -71,3 +71,5 @@ def save(fig, stem):
         fig.savefig(tmp, dpi=150, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
         os.replace(tmp, stem.with_name(f"{stem.name}.{ext}"))
     plt.close(fig)
+METHOD_LABELS.update({"cart_gini": "CART (Gini)", "tao_oblique": "TAO (sparse oblique)", "tao_axis": "TAO (axis-aligned)"})
+_COLOURS.update({"cart_gini": "C0", "tao_oblique": "C3", "tao_axis": "C6"})

@@ -1,0 +1,155 @@
+"""Numba kernels of TAO (Carreira-Perpinan & Tavallali 2018): routing, care points, exact axis splits.
+
+All kernels take flat arrays: ``left``/``right`` (-1 at leaves), ``feature`` (>= 0 axis-aligned, -1 oblique),
+``bias`` and the CSR pieces ``indptr, indices, data`` of the oblique weight rows, ``label`` (the class a leaf
+predicts). A point goes right at node i iff ``w_i . x - b_i >= 0`` (DESIGN.md).
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _goes_right(X, r, node, feature, bias, indptr, indices, data):
+    f = feature[node]
+    if f >= 0:
+        return X[r, f] >= bias[node]
+    s = 0.0
+    for jj in range(indptr[node], indptr[node + 1]):
+        s += data[jj] * X[r, indices[jj]]
+    return s - bias[node] >= 0.0
+
+
+@njit(cache=True, nogil=True)
+def reach_by_depth(X, left, right, feature, bias, indptr, indices, data, max_depth):
+    """(n x max_depth+1) array: the node each point visits at each depth, -1 below its leaf."""
+    n = X.shape[0]
+    out = np.full((n, max_depth + 1), -1, dtype=np.int64)
+    for r in range(n):
+        node = 0
+        d = 0
+        out[r, 0] = 0
+        while left[node] >= 0:
+            if _goes_right(X, r, node, feature, bias, indptr, indices, data):
+                node = right[node]
+            else:
+                node = left[node]
+            d += 1
+            out[r, d] = node
+    return out
+
+
+@njit(cache=True, nogil=True)
+def predict_from(X, rows, start, left, right, feature, bias, indptr, indices, data, label):
+    """Label predicted for X[rows[k]] by the subtree rooted at ``start[k]``."""
+    m = rows.shape[0]
+    out = np.empty(m, dtype=np.int64)
+    for k in range(m):
+        r = rows[k]
+        node = start[k]
+        while left[node] >= 0:
+            if _goes_right(X, r, node, feature, bias, indptr, indices, data):
+                node = right[node]
+            else:
+                node = left[node]
+        out[k] = label[node]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def care_points(X, rows, y, node, left, right, feature, bias, indptr, indices, data, label):
+    """Theorem 3.2: among the points ``rows`` reaching internal ``node``, the "care" points (exactly one child
+    subtree classifies them correctly) and their target child (True = right).
+
+    Returns (care mask over rows, target_right over rows, current go_right over rows).
+    """
+    m = rows.shape[0]
+    care = np.zeros(m, dtype=np.bool_)
+    target = np.zeros(m, dtype=np.bool_)
+    cur = np.zeros(m, dtype=np.bool_)
+    lc = left[node]
+    rc = right[node]
+    for k in range(m):
+        r = rows[k]
+        cur[k] = _goes_right(X, r, node, feature, bias, indptr, indices, data)
+        # left subtree
+        a = lc
+        while left[a] >= 0:
+            if _goes_right(X, r, a, feature, bias, indptr, indices, data):
+                a = right[a]
+            else:
+                a = left[a]
+        b = rc
+        while left[b] >= 0:
+            if _goes_right(X, r, b, feature, bias, indptr, indices, data):
+                b = right[b]
+            else:
+                b = left[b]
+        ok_left = label[a] == y[r]
+        ok_right = label[b] == y[r]
+        if ok_left != ok_right:
+            care[k] = True
+            target[k] = ok_right
+    return care, target, cur
+
+
+@njit(cache=True, nogil=True)
+def best_axis_split(X, rows, target):
+    """Exact minimiser of the 0/1 loss of "right iff x_f >= b" against ``target`` over all (feature, threshold)
+    pairs on the points ``rows`` (the reduced problem (4) for an axis-aligned node, by enumeration).
+
+    Thresholds are midpoints between consecutive distinct values; also "all right" (b = min) and "all left"
+    (b = max + 1). Returns (errors, feature, threshold); ties go to the lowest feature, then lowest threshold.
+    """
+    m = rows.shape[0]
+    p = X.shape[1]
+    n_right = 0
+    for k in range(m):
+        if target[k]:
+            n_right += 1
+    best_err = m + 1
+    best_f = 0
+    best_b = 0.0
+    vals = np.empty(m)
+    tg = np.empty(m, dtype=np.bool_)
+    for f in range(p):
+        for k in range(m):
+            vals[k] = X[rows[k], f]
+        order = np.argsort(vals, kind="mergesort")
+        sv = vals[order]
+        for k in range(m):
+            tg[k] = target[order[k]]
+        # threshold below everything: all go right, errors = number wanting left
+        err = m - n_right
+        if err < best_err:
+            best_err, best_f, best_b = err, f, sv[0]
+        prefix_right = 0
+        for k in range(1, m + 1):
+            if tg[k - 1]:
+                prefix_right += 1
+            # first k points go left
+            if k < m and sv[k] == sv[k - 1]:
+                continue
+            err = prefix_right + (m - k) - (n_right - prefix_right)
+            if err < best_err:
+                if k == m:
+                    thr = sv[m - 1] + 1.0
+                else:
+                    thr = 0.5 * (sv[k - 1] + sv[k])
+                    if not (thr > sv[k - 1]):
+                        thr = sv[k]
+                best_err, best_f, best_b = err, f, thr
+    return best_err, best_f, best_b
+
+
+@njit(cache=True, nogil=True)
+def majority(y, rows, n_classes, current):
+    """Majority label of y[rows] (ties keep ``current`` when it is among the most frequent) and the counts."""
+    counts = np.zeros(n_classes, dtype=np.int64)
+    for k in range(rows.shape[0]):
+        counts[y[rows[k]]] += 1
+    best = current
+    for c in range(n_classes):
+        if counts[c] > counts[best]:
+            best = c
+    return best, counts

@@ -1,0 +1,88 @@
+"""The oblique node's surrogate problem: an l1-regularised linear SVM solved by LIBLINEAR.
+
+TAO's sparse oblique node (Sec. 3, "Sparse oblique trees") minimises ``lambda ||w||_1 + sum_n hinge^2`` over
+its care points, i.e. LIBLINEAR's solver 5 (L1R_L2LOSS_SVC) with slack C = 1/lambda and a bias feature
+(``-B 1``). LIBLINEAR is called through ``liblinear-official``'s ctypes API on a ``scipy.sparse.csr_matrix``;
+ctypes releases the GIL during ``train``, so nodes of one depth level can be solved in parallel threads.
+
+Sign convention: LIBLINEAR's decision value ``w . x + w_bias`` is positive for the *first label it saw*
+(``model.label[0]``). :func:`l1_svm` returns ``(w, b)`` oriented so that "right iff ``w . x - b >= 0``"
+(DESIGN.md) with right = target label 1.
+"""
+
+import ctypes
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from liblinear import liblinear as _ll
+
+L1R_L2LOSS_SVC = 5
+
+# LIBLINEAR's coordinate descent permutes coordinates with the C library's rand(): seeding it right before
+# each call makes a fit repeatable when the nodes are solved one at a time (n_jobs=1). With several threads
+# the calls share rand()'s global state, so node solutions may differ in their last digits between runs.
+_libc = ctypes.CDLL(None)
+_libc.srand.argtypes = [ctypes.c_uint]
+
+# quiet, once for the process (the setter is global in the C library)
+_ll.liblinear.set_print_string_function(_ll.PRINT_STRING_FUN(_ll.print_null))
+
+
+def _parameter(C, eps, regularize_bias):
+    param = _ll.parameter(f"-s {L1R_L2LOSS_SVC} -c {float(C)!r} -e {float(eps)!r} -B 1 -q"
+                          + ("" if regularize_bias else " -R"))
+    return param
+
+
+def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None):
+    """Fit LIBLINEAR solver 5 on CSR ``X`` with label ``labels[0]`` (target True) / ``labels[1]`` and return
+    (model, seconds).
+
+    ``X`` must be a ``scipy.sparse.csr_matrix`` (never dense lists). Both labels must be present. (LIBLINEAR
+    >= 2.40 puts +1 first for -1/+1 labels; other label pairs keep the order of first appearance.)
+    """
+    if not isinstance(X, sp.csr_matrix):
+        raise TypeError(f"X must be a scipy.sparse.csr_matrix, got {type(X).__name__}")
+    yy = np.where(np.asarray(target, dtype=bool), float(labels[0]), float(labels[1]))
+    prob = _ll.problem(yy, X)
+    param = _parameter(C, eps, regularize_bias)
+    prob.set_bias(param.bias)
+    err = _ll.liblinear.check_parameter(prob, param)
+    if err:
+        raise ValueError(f"LIBLINEAR: {err.decode()}")
+    if seed is not None:
+        _libc.srand(int(seed) % (2 ** 32))
+    start = time.perf_counter()
+    m = _ll.liblinear.train(prob, param)
+    seconds = time.perf_counter() - start
+    return _ll.toPyModel(m), seconds
+
+
+def oriented_weights(model, n_features, positive=1):
+    """(w, b) with "label ``positive`` iff w . x - b >= 0" from a two-class LIBLINEAR model (bias feature appended).
+
+    LIBLINEAR scores ``w . x + w_bias * 1`` and predicts ``label[0]`` when that is > 0, so when its first
+    label is -1 the hyperplane is flipped.
+    """
+    nr_feature = model.get_nr_feature()
+    raw = np.ctypeslib.as_array(ctypes.cast(model.w, ctypes.POINTER(ctypes.c_double)), shape=(nr_feature + 1,))
+    w = np.zeros(n_features)
+    w[:nr_feature] = raw[:nr_feature]
+    w_bias = float(raw[nr_feature]) * model.bias
+    sign = 1.0 if model.get_labels()[0] == positive else -1.0
+    return sign * w, -sign * w_bias
+
+
+def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
+    """Solve the node's l1-SVM on CSR ``X`` (target True = right child); returns (w, b, seconds in LIBLINEAR).
+
+    With a single target value the trivial hyperplane w = 0 sends every point to that side.
+    """
+    target = np.asarray(target, dtype=bool)
+    n_features = X.shape[1]
+    if target.all() or not target.any():
+        return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
+    model, seconds = train_model(X, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
+    w, b = oriented_weights(model, n_features)
+    return w, b, seconds

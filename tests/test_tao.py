@@ -1,0 +1,264 @@
+"""TAO (Carreira-Perpinan & Tavallali 2018): monotone training error, care points, pruning, LIBLINEAR signs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from treeopt.greedy import AxisAlignedTreeClassifier
+from treeopt.tao import TAOTreeClassifier, tao_path
+from treeopt.tao import _kernels as K
+from treeopt.tao._liblinear import oriented_weights, train_model
+from treeopt.tao.tao import _WorkTree
+from treeopt.trees import Tree
+
+
+@parametrize_with_checks([
+    TAOTreeClassifier(max_depth=3, max_iter=3),
+    TAOTreeClassifier(node_type="axis", max_depth=3, max_iter=3),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _digits():
+    X, y = load_digits(return_X_y=True)
+    return X[:600] / 16.0, y[:600]
+
+
+# ------------------------------------------------------------------------ monotone training error
+class _Recorder(TAOTreeClassifier):
+    """Records the training error after every depth level (not only every iteration)."""
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 120), p=st.integers(1, 5), k=st.integers(2, 4),
+       depth=st.integers(1, 4), node_type=st.sampled_from(["axis", "oblique"]),
+       init=st.sampled_from(["cart", "random"]), C=st.sampled_from([0.01, 1.0, 100.0]))
+def test_training_error_never_increases(seed, n, p, k, depth, node_type, init, C):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)).round(2)  # ties in feature values on purpose
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    est = TAOTreeClassifier(node_type=node_type, C=C, max_depth=depth, init=init, tol=0.0, max_iter=5,
+                            random_state=seed).fit(X, y)
+    hist = np.array(est.history_)
+    assert np.all(np.diff(hist) <= 1e-12), hist
+    # the pruned tree predicts exactly what the optimised tree predicted on the training set
+    assert np.mean(est.predict(X) != y) == pytest.approx(hist[-1], abs=1e-12)
+    # and never worse than the initial tree
+    init_pred = est.classes_[est.init_tree_.predict_proba(X).argmax(axis=1)] if init == "cart" else None
+    if init_pred is not None:
+        assert np.mean(est.predict(X) != y) <= np.mean(init_pred != y) + 1e-12
+
+
+# ------------------------------------------------------------------------ care points on a hand-made tree
+def _hand_tree():
+    """Root: x0 >= 0.5; left child leaf (class 0); right child: x1 >= 0.5 -> leaves class 1 (left), 2 (right).
+
+    Node ids: 0 root, 1 leaf(0), 2 internal, 3 leaf(1), 4 leaf(2)."""
+    left = [1, -1, 3, -1, -1]
+    right = [2, -1, 4, -1, -1]
+    W = np.zeros((5, 2))
+    W[0, 0] = 1.0
+    W[2, 1] = 1.0
+    bias = [0.5, 0, 0.5, 0, 0]
+    value = np.eye(3)[[0, 0, 0, 1, 2]]
+    return Tree(left, right, W, bias, value)
+
+
+def test_care_points_and_labels_on_hand_made_tree():
+    tree = _hand_tree()
+    label = np.array([0, 0, 0, 1, 2])
+    work = _WorkTree(tree, label)
+    X = np.array([[0.0, 0.0],   # y=0: left subtree -> 0 (right), right subtree -> leaf 3 -> 1 (wrong): care, left
+                  [0.0, 0.9],   # y=2: left -> 0 wrong, right -> leaf 4 -> 2 right: care, right
+                  [0.9, 0.1],   # y=1: left -> 0 wrong, right -> leaf 3 -> 1 right: care, right
+                  [0.9, 0.1],   # y=2: left wrong, right -> 1 wrong: don't care
+                  [0.2, 0.2],   # y=0: left right-answer, right subtree -> 1 wrong: care, left
+                  [0.7, 0.7]])  # y=0 again but via x1>=.5 -> 2: left correct: care, left
+    y = np.array([0, 2, 1, 2, 0, 0])
+    rows = np.arange(6, dtype=np.int64)
+    care, target, cur = K.care_points(X, rows, y, 0, *work.arrays(), work.label)
+    np.testing.assert_array_equal(care, [True, True, True, False, True, True])
+    np.testing.assert_array_equal(target[care], [False, True, True, False, False])
+    np.testing.assert_array_equal(cur, [False, False, True, True, False, True])
+    # node 2 (right child) on the points that reach it: its children are leaves 1 and 2
+    rows2 = np.array([2, 3, 5], dtype=np.int64)
+    care2, target2, _ = K.care_points(X, rows2, y, 2, *work.arrays(), work.label)
+    np.testing.assert_array_equal(care2, [True, True, False])
+    np.testing.assert_array_equal(target2[care2], [False, True])
+
+
+def test_axis_enumeration_is_exact():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, (40, 3)).astype(float)
+    target = rng.random(40) < 0.5
+    rows = np.arange(40, dtype=np.int64)
+    err, f, b = K.best_axis_split(X, rows, target)
+    assert np.count_nonzero((X[:, f] >= b) != target) == err
+    brute = min(np.count_nonzero((X[:, j] >= t) != target)
+                for j in range(3) for t in np.concatenate([np.unique(X[:, j]), [99.0]]))
+    assert err == brute
+
+
+# ------------------------------------------------------------------------ pruning
+def test_pruning_leaves_training_predictions_unchanged():
+    X, y = _digits()
+    for node_type, C in (("oblique", 0.01), ("axis", 1.0), ("oblique", 1.0)):
+        est = TAOTreeClassifier(node_type=node_type, C=C, max_depth=6, random_state=0, max_iter=3).fit(X, y)
+        # the unpruned optimised tree: rerun the optimisation without the final pruning
+        pre = TAOTreeClassifier(node_type=node_type, C=C, max_depth=6, random_state=0, max_iter=3)
+        pre.classes_ = np.unique(y)
+        pre._seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
+        from treeopt.tao.tao import _initial_tree
+        tree, label = _initial_tree(None, X, y, pre.classes_, node_type=node_type, max_depth=6,
+                                    random_state=0, criterion="entropy")
+        work = _WorkTree(tree, label)
+        Xr = X.astype("float32").astype(float)
+        pre._optimise(work, Xr, sp.csr_matrix(Xr), np.searchsorted(pre.classes_, y), 10, C)
+        before = pre.classes_[work.predict_labels(Xr)]
+        n_before = int(np.sum(work.left >= 0))
+        _, _ = pre._finish(work, Xr, np.searchsorted(pre.classes_, y), 10, "float32")
+        after_majority = pre.classes_[work.predict_labels(Xr)]  # _finish re-votes the leaves first
+        assert np.mean(after_majority != y) <= np.mean(before != y)
+        np.testing.assert_array_equal(est.predict(X), after_majority)
+        assert est.tree_.stats()["n_internal"] <= n_before
+
+
+def test_pure_subtrees_and_dead_branches_removed():
+    X, y = _digits()
+    est = TAOTreeClassifier(node_type="oblique", C=0.01, max_depth=8, random_state=0, max_iter=4).fit(X, y)
+    tree = est.tree_
+    leaf_of = tree.apply(X)
+    for node in tree.internal:
+        # every internal node's children both receive training points and the node is impure
+        in_node = tree.decision_path(X)[:, node].toarray().ravel().astype(bool)
+        assert np.unique(y[in_node]).size > 1
+        assert np.isin(leaf_of, _subtree_leaves(tree, tree.left[node])).any()
+        assert np.isin(leaf_of, _subtree_leaves(tree, tree.right[node])).any()
+
+
+def _subtree_leaves(tree, node):
+    out, stack = [], [node]
+    while stack:
+        i = stack.pop()
+        if tree.left[i] < 0:
+            out.append(i)
+        else:
+            stack += [tree.left[i], tree.right[i]]
+    return out
+
+
+# ------------------------------------------------------------------------ LIBLINEAR wrapper
+@pytest.mark.parametrize("first_label_positive", [True, False])
+def test_liblinear_decision_function_sign(first_label_positive):
+    from liblinear import liblinear as ll
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 5))
+    target = X[:, 0] - 0.5 * X[:, 2] + 0.2 > 0
+    if target[0] != first_label_positive:  # LIBLINEAR's first label decides the sign of its w
+        j = np.flatnonzero(target == first_label_positive)[0]
+        X[[0, j]], target[[0, j]] = X[[j, 0]], target[[j, 0]]
+    Xs = sp.csr_matrix(X)
+    # labels 1 (right) / 2: LIBLINEAR keeps them in order of first appearance (it reorders only -1/+1)
+    model, seconds = train_model(Xs, target, 1.0, labels=(1, 2))
+    assert (model.get_labels()[0] == 1) == first_label_positive
+    w, b = oriented_weights(model, 5, positive=1)
+    ours = X @ w - b >= 0
+    # LIBLINEAR's own predictions on the same rows
+    prob = ll.problem(np.zeros(200), Xs)
+    prob.set_bias(1.0)
+    theirs = np.array([ll.liblinear.predict(model, prob.x[i]) for i in range(200)]) == 1
+    np.testing.assert_array_equal(ours, theirs)
+    assert seconds >= 0
+    assert np.mean(ours == target) > 0.9
+
+
+def test_liblinear_needs_csr():
+    with pytest.raises(TypeError, match="csr_matrix"):
+        train_model(np.eye(3), np.array([True, False, True]), 1.0)
+
+
+# ------------------------------------------------------------------------ behaviour
+def test_same_seed_same_tree():
+    X, y = _digits()
+    a = TAOTreeClassifier(max_depth=5, init="random", random_state=3, n_jobs=1).fit(X, y).tree_
+    b = TAOTreeClassifier(max_depth=5, init="random", random_state=3, n_jobs=1).fit(X, y).tree_
+    np.testing.assert_array_equal(a.left, b.left)
+    np.testing.assert_array_equal(a.W.toarray(), b.W.toarray())
+    np.testing.assert_array_equal(a.bias, b.bias)
+
+
+def test_improves_on_cart_and_accepts_fitted_init():
+    X, y = _digits()
+    cart = AxisAlignedTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+    for init in (cart, cart.tree_):
+        est = TAOTreeClassifier(C=1.0, init=init, random_state=0).fit(X, y)
+        assert np.mean(est.predict(X) != y) < np.mean(cart.predict(X) != y) - 0.05
+    assert est.liblinear_seconds_ > 0
+
+
+def test_sparsity_path_shrinks_weights():
+    X, y = _digits()
+    rows, est = tao_path(X, y, [10.0, 0.1, 0.001], max_depth=5, random_state=0, eval_sets={"train": (X, y)})
+    assert [r["C"] for r in rows] == [10.0, 0.1, 0.001]
+    nnz = [r["nonzero_weights"] for r in rows]
+    assert nnz[-1] < nnz[0]
+    assert rows[0]["train_error"] == pytest.approx(100 * np.mean(est.path_trees_[0].predict_proba(X).argmax(1)
+                                                                  != np.searchsorted(est.classes_, y)))
+    staged = list(est.staged_predict_proba(X))
+    assert len(staged) == 3 and est.stage_sizes_["C"] == [10.0, 0.1, 0.001]
+
+
+def test_rejects_bad_input():
+    X, y = _digits()
+    with pytest.raises(ValueError):
+        TAOTreeClassifier(init="nonsense").fit(X, y)
+    with pytest.raises(ValueError):
+        TAOTreeClassifier().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError):
+        TAOTreeClassifier(init=AxisAlignedTreeClassifier(max_depth=2).fit(X[:, :5], y)).fit(X, y)
+
+
+def test_objective_acceptance_prunes_along_the_path():
+    """accept="objective" (Sec. 3's l1-penalised objective): smaller C gives sparser and smaller trees, as in
+    the paper's Fig. 1, while accept="error" never lets the training error rise."""
+    X, y = _digits()
+    rows, _ = tao_path(X, y, [10.0, 0.1, 0.01], max_depth=6, random_state=0, accept="objective")
+    nnz = [r["nonzero_weights"] for r in rows]
+    assert nnz[0] > nnz[1] > nnz[2]
+    assert rows[-1]["n_internal"] < rows[0]["n_internal"]
+    strict, _ = tao_path(X, y, [10.0, 0.1, 0.01], max_depth=6, random_state=0, accept="error")
+    errors = [r["train_error"] for r in strict]
+    assert errors[0] >= errors[1] >= errors[2]
+
+
+def test_parallel_levels_keep_monotone_error():
+    X, y = _digits()
+    est = TAOTreeClassifier(max_depth=6, n_jobs=2, tol=0.0, max_iter=4, random_state=0).fit(X, y)
+    assert np.all(np.diff(est.history_) <= 0)
+
+
+def test_paper_values_and_path_metrics():
+    from types import SimpleNamespace
+
+    from treeopt.experiments import paper_values
+    from treeopt.experiments.runner import fit_and_measure
+
+    assert paper_values.tao_fixed_depth("satimage", "tao_oblique", 6) == 87.41
+    assert paper_values.tao_fixed_depth("connect-4", "cart", 8) == 74.03
+    assert paper_values.tao_fixed_depth("letter", "tao_oblique", 8) is None
+    assert paper_values.tao_table1("letter", "tao_oblique") == 7.94
+    assert paper_values.tao_table1("fashion_mnist", "tao_oblique") is None
+    X, y = _digits()
+    split = SimpleNamespace(task="classification", X_train=X[:400], y_train=y[:400], X_val=X[400:500],
+                            y_val=y[400:500], X_test=X[500:], y_test=y[500:])
+    result, est = fit_and_measure("tao_oblique", {"max_depth": 4, "C": 0.1, "warm_start_C": [10, 1]}, 0, split)
+    assert [step["C"] for step in result["path"]] == [10.0, 1.0, 0.1]
+    assert result["path"][-1]["test_error"] == pytest.approx(result["test"]["error"])
+    assert result["tree"]["liblinear_seconds"] == pytest.approx(est.liblinear_seconds_)
