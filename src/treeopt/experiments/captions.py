@@ -46,11 +46,28 @@ CAPTIONS = {
                       "data sets (2,000 training points per run).",
 }
 
+CAPTIONS.update({
+    "tao_fixed_depth": "Reproduces the **fixed-depth comparison** of the TAO paper: test accuracy (%) of sparse "
+                       "oblique TAO trees and of the CART tree they start from, at the paper's depth per data set.",
+    "tao_table1": "Reproduces **Table 1** of the TAO paper: test error (%) and inference time of sparse oblique TAO "
+                  "trees, C chosen on validation, with the paper's numbers beside.",
+    "tao_fig1_path": "Reproduces **Fig. 1** of the TAO paper: the sparsity path over C (each C warm-started from "
+                     "the previous tree): error, non-zero weights and tree size.",
+    "tao_init": "Not in any paper: TAO refining a CART tree and a CO2 tree of the same depth (initial tree vs "
+                "refined tree).",
+})
+
+# Report names that do not spell their paper item (``{paper}_{fig|table}{N}``): the item they reproduce.
+ITEMS = {"tao_fixed_depth": ("tao", "fixed-depth comparison")}
+NOT_IN_A_PAPER = frozenset({"tao_init"})
+
 _ITEM = re.compile(r"^(?P<paper>[a-z0-9]+?)_(?P<kind>fig|table)(?P<number>\d+)(?P<rest>_.*)?$")
 
 
 def paper_item(name):
     """("CO2 Forest paper citation", "Table II"-style item) parsed from a report name, or (None, None)."""
+    if name in ITEMS:
+        return PAPERS[ITEMS[name][0]], ITEMS[name][1]
     match = _ITEM.match(name)
     if not match or match["paper"] not in PAPERS:
         return None, None
