@@ -174,3 +174,11 @@ def test_a_staged_run_makes_the_same_table_rows_as_separate_runs(tmp_path, monke
     assert list(curve["n_leaves"]) == [s["tree"]["n_leaves_total"] for s in result["stages"]]
     saved = json.loads((staged_dir / "metrics.json").read_text())
     assert saved["stages"] == json.loads(json.dumps(result["stages"]))
+
+
+def test_split_counts_read_boosting_members_held_in_an_array():
+    from treeopt.experiments.metrics import fitted_trees, split_counts
+    parts = wine_parts()
+    model = GradientBoostingClassifier(n_estimators=3, max_leaf_nodes=3, random_state=0).fit(*parts["train"])
+    counts = split_counts(model, fitted_trees(model))  # estimators_ is a 3 x 3 array of regression trees
+    assert counts == {"n_oblique_splits": 0.0, "n_axis_fallbacks": 0.0}

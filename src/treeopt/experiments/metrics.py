@@ -65,8 +65,9 @@ def split_counts(estimator, trees):
     oblique = float(np.mean([np.count_nonzero(t.feature[t.left >= 0] == -1) for t in trees]))
     fallbacks = getattr(estimator, "n_axis_fallbacks_", None)
     if fallbacks is None:
-        members = [m for m in np.ravel(np.asarray(getattr(estimator, "estimators_", []) or [], dtype=object))
-                   if hasattr(m, "n_axis_fallbacks_")]
+        members = getattr(estimator, "estimators_", None)  # a list, or boosting's (iterations x outputs) array
+        members = [] if members is None else np.ravel(np.asarray(members, dtype=object))
+        members = [m for m in members if hasattr(m, "n_axis_fallbacks_")]
         fallbacks = float(np.mean([m.n_axis_fallbacks_ for m in members])) if members else 0.0
     return {"n_oblique_splits": oblique, "n_axis_fallbacks": float(fallbacks)}
 
