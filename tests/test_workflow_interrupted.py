@@ -41,6 +41,7 @@ def make_copy(root):
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
     shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "environment.yml", root / "environment.yml")  # the rules' conda: lines name it
     (root / "config.yaml").write_text(yaml.safe_dump(CONFIG, sort_keys=False))
     return root
 
@@ -62,7 +63,7 @@ def results(root):
     for path in sorted((root / "results/runs").rglob("metrics.json")):
         metrics = json.loads(path.read_text())
         runs[str(path.parent.relative_to(root))] = {k: v for k, v in metrics.items() if k not in TIMING_KEYS}
-    table = pd.read_csv(root / "results/tables/co2_table1.csv")
+    table = pd.read_csv(root / "results" / CONFIG["profile"] / "co2_table1.csv")  # a non-default profile's folder
     table = table[[c for c in table.columns if "seconds" not in c]]
     return runs, table
 
