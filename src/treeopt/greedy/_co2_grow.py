@@ -27,19 +27,12 @@ import numpy as np
 from numba import njit
 
 from ._co2_sgd import _splitmix64, co2_stump_sgd
+from ._criteria import _xlogx_table
 
 _NJIT = dict(cache=True, nogil=True)
 
 STANDARDIZE_CODES = {"none": 0, "tree": 1, "node": 2}
 FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
-
-
-@njit(**_NJIT)
-def _xlogx_table(n):
-    t = np.zeros(n + 1)
-    for m in range(2, n + 1):
-        t[m] = m * np.log(m)
-    return t
 
 
 @njit(**_NJIT)
