@@ -34,7 +34,7 @@ not O(m p).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..greedy._co2_sgd import _shuffle
 
@@ -63,7 +63,7 @@ def _z(X, r, W, b, node, zc, zstamp, stamp):
 
 @njit(**_NJIT)
 def leaf_loss(Theta, leaf, kind, yi, Y, r):
-    """``l(theta_leaf, y_r)``: log loss eq. (2) (kind 0) or squared loss eq. (3) (kind 1)."""
+    """``l(theta_leaf, y_r)`` (``leaf`` = leaf index 0..m, the row of Theta): log loss eq. (2) (kind 0) or squared loss eq. (3) (kind 1)."""
     k = Theta.shape[1]
     if kind == LOG_LOSS:
         mx = Theta[leaf, 0]
@@ -103,7 +103,7 @@ def fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp):
     h_leaf = _descend(X, r, W, b, 0, m, zc, zstamp, stamp)
     best_leaf = h_leaf
     best_flip = -1
-    best = leaf_loss(Theta, m + h_leaf, kind, yi, Y, r)
+    best = leaf_loss(Theta, h_leaf, kind, yi, Y, r)
     node = 0
     while node < m:
         z = zc[node]  # on the inference path: computed by _descend
@@ -112,7 +112,7 @@ def fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp):
         else:
             other, nxt = 2 * node + 2, 2 * node + 1
         leaf = _descend(X, r, W, b, other, m, zc, zstamp, stamp)
-        val = leaf_loss(Theta, m + leaf, kind, yi, Y, r) - 2.0 * abs(z)
+        val = leaf_loss(Theta, leaf, kind, yi, Y, r) - 2.0 * abs(z)
         if val > best:
             best, best_leaf, best_flip = val, leaf, node
         node = nxt
@@ -144,9 +144,9 @@ def exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost):
         node = 2 * node + 2 if zc[node] >= 0.0 else 2 * node + 1
     h_leaf = node - m
     best_leaf = h_leaf
-    best = leaf_loss(Theta, node, kind, yi, Y, r)
+    best = leaf_loss(Theta, h_leaf, kind, yi, Y, r)
     for j in range(m + 1):
-        val = leaf_loss(Theta, m + j, kind, yi, Y, r) - cost[m + j]
+        val = leaf_loss(Theta, j, kind, yi, Y, r) - cost[m + j]
         if val > best:
             best, best_leaf = val, j
     return best_leaf, h_leaf, best
@@ -294,7 +294,7 @@ def sgd_epoch(X, yi, Y, W, b, Theta, depth, kind, fast, stable, assign, nu, eta,
                         _add_row_grad(vW, vb, W, parent, -scale * 2.0 * s, X, r, inW, actW, nactW, lastW, batch)
                     node = parent
             total += val
-            _leaf_grad(vT, Theta, m + g_leaf, scale, kind, yi, Y, r, inT, actT, nactT, lastT, batch)
+            _leaf_grad(vT, Theta, g_leaf, scale, kind, yi, Y, r, inT, actT, nactT, lastT, batch)
         _apply_step(W, b, vW, vb, Theta, vT, nu, momentum, inW, actW, nactW, lastW, inT, actT, nactT, lastT,
                     batch, stale)
         counters[0] += 1
@@ -309,25 +309,24 @@ def _route(X, r, W, b, m):
     return node - m
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(**_NJIT)
 def route_all(X, W, b):
     """Leaf index ``f(sgn(Wx))`` of every row of X, O(d p) each."""
     n = X.shape[0]
     m = W.shape[0]
     out = np.empty(n, dtype=np.int64)
-    for r in prange(n):
+    for r in range(n):
         out[r] = _route(X, r, W, b, m)
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(**_NJIT)
 def losses_at(leaves, Theta, kind, yi, Y):
     """Empirical loss eq. (4) per sample: ``l(theta_leaf, y)`` at the given leaf indices."""
     n = leaves.shape[0]
-    m = Theta.shape[0] - 1
     out = np.empty(n)
-    for r in prange(n):
-        out[r] = leaf_loss(Theta, m + leaves[r], kind, yi, Y, r)
+    for r in range(n):
+        out[r] = leaf_loss(Theta, leaves[r], kind, yi, Y, r)
     return out
 
 
