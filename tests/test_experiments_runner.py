@@ -1,12 +1,10 @@
 """One run folder: DESIGN.md metrics keys, consistent numbers, atomic writes, repeatable."""
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
-from sklearn.datasets import load_wine
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt.experiments import methods, runner
@@ -18,19 +16,6 @@ DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_tes
 TREE_KEYS = {"depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
              "path_length_min", "path_length_max", "inference_ops", "n_trees", "n_leaves_total",
              "n_oblique_splits", "n_axis_fallbacks"}
-
-
-@pytest.fixture
-def wine_split(tmp_path, monkeypatch):
-    X, y = load_wine(return_X_y=True)
-    order = np.random.default_rng(0).permutation(len(y))
-    X, y = X[order], y[order]
-    split = SimpleNamespace(X_train=X[:100], y_train=y[:100], X_val=X[100:140], y_val=y[100:140],
-                            X_test=X[140:], y_test=y[140:], task="classification", n_classes=3)
-    path = tmp_path / "split0.npz"
-    np.savez(path, X_train=split.X_train)  # stands in for the data layer's file (hashed, not read)
-    monkeypatch.setattr(runner, "_load_split", lambda p: split)
-    return path, split
 
 
 class ExplodingTree(DecisionTreeClassifier):

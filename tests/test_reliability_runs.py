@@ -9,12 +9,9 @@ import stat
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import yaml
-from sklearn.datasets import load_wine
 
 from treeopt.experiments import runner
 from treeopt.experiments.__main__ import main
@@ -22,22 +19,10 @@ from treeopt.experiments.runner import RunFolderError, clean_stale_temporaries, 
 
 
 @pytest.fixture
-def wine_split(tmp_path, monkeypatch):
-    X, y = load_wine(return_X_y=True)
-    order = np.random.default_rng(0).permutation(len(y))
-    X, y = X[order], y[order]
-    split = SimpleNamespace(X_train=X[:100], y_train=y[:100], X_val=X[100:140], y_val=y[100:140],
-                            X_test=X[140:], y_test=y[140:], task="classification", n_classes=3)
-    path = tmp_path / "split0.npz"
-    np.savez(path, X_train=split.X_train)
-    monkeypatch.setattr(runner, "_load_split", lambda p: split)
-    return path
-
-
-@pytest.fixture
 def a_run(tmp_path, wine_split):
+    path, _ = wine_split
     out = tmp_path / "runs" / "wine" / "cart" / "max_depth=2" / "seed0"
-    run(out, dataset="wine", method="cart", params={"max_depth": 2}, seed=0, split_path=wine_split)
+    run(out, dataset="wine", method="cart", params={"max_depth": 2}, seed=0, split_path=path)
     return out
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 
 def validate_features(estimator, X, *, reset):
@@ -28,3 +28,22 @@ def encode_classes(y, *, min_classes=2):
         raise ValueError(f"the training labels hold {classes.shape[0]} class(es) ({classes.tolist()}); "
                          f"at least {min_classes} are needed to learn a classifier")
     return classes, y_enc.astype(np.int64)
+
+
+class TreeClassifierMixin:
+    """``predict_proba`` / ``predict`` / ``apply`` of a classifier whose fitted ``tree_`` is a
+    :class:`treeopt.trees.Tree` (what its leaf rows mean is documented by each learner; DESIGN.md)."""
+
+    def predict_proba(self, X):
+        """The reached leaf's row of ``tree_`` as class probabilities (``Tree.predict_proba``)."""
+        check_is_fitted(self)
+        return self.tree_.predict_proba(validate_features(self, X, reset=False))
+
+    def predict(self, X):
+        proba = self.predict_proba(X)  # checks fitting before classes_ is read
+        return self.classes_[proba.argmax(axis=1)]
+
+    def apply(self, X):
+        """Leaf id reached by each row."""
+        check_is_fitted(self)
+        return self.tree_.apply(validate_features(self, X, reset=False))

@@ -13,9 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from ..base import encode_classes, validate_features, validate_training_data
+from ..base import TreeClassifierMixin, encode_classes, validate_training_data
 from ._grow import grow_tree
 
 MAX_FEATURES_CONSTRAINT = [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"),
@@ -40,7 +39,7 @@ def n_candidate_features(max_features, p):
     return max(1, int(max_features * p))
 
 
-class GreedyTreeClassifier(ClassifierMixin, BaseEstimator):
+class GreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     """Base class: validate, encode classes, grow with the learner's split finder, predict via ``tree_``.
 
     Subclasses define ``__init__`` (storing ``max_depth``, ``min_samples_split``, ``min_samples_leaf``,
@@ -65,16 +64,5 @@ class GreedyTreeClassifier(ClassifierMixin, BaseEstimator):
     def _record_finder_stats(self, finder):
         """Hook for subclasses to copy diagnostics off the split finder."""
 
-    def predict_proba(self, X):
-        """Class frequencies of the training points in the leaf each row reaches."""
-        check_is_fitted(self)
-        return self.tree_.predict_proba(validate_features(self, X, reset=False))
 
-    def predict(self, X):
-        proba = self.predict_proba(X)  # checks fitting before classes_ is read
-        return self.classes_[proba.argmax(axis=1)]
 
-    def apply(self, X):
-        """Leaf id reached by each row."""
-        check_is_fitted(self)
-        return self.tree_.apply(validate_features(self, X, reset=False))

@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import encode_classes, validate_features, validate_training_data
+from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
 from ..trees import OBLIQUE, Tree
 from . import _init, _sgd
 
@@ -282,7 +282,7 @@ class _NonGreedyTree(BaseEstimator):
         return self.tree_.apply(validate_features(self, X, reset=False))
 
 
-class NonGreedyTreeClassifier(ClassifierMixin, _NonGreedyTree):
+class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTree):
     """Non-greedy oblique decision tree classifier: log loss eq. (2), surrogate eq. (9).
 
     Parameters
@@ -349,14 +349,6 @@ class NonGreedyTreeClassifier(ClassifierMixin, _NonGreedyTree):
     def _train_error(self, leaves, Theta, y_int, Y):
         return float(np.mean(Theta.argmax(axis=1)[leaves] != y_int))
 
-    def predict_proba(self, X):
-        """Softmax of the reached leaf's theta (eq. (1))."""
-        check_is_fitted(self)
-        return self.tree_.predict_proba(validate_features(self, X, reset=False))
-
-    def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[proba.argmax(axis=1)]
 
 
 class NonGreedyTreeRegressor(RegressorMixin, _NonGreedyTree):

@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import encode_classes, validate_features, validate_training_data
+from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from . import _kernels as K
 from ._liblinear import l1_svm
@@ -183,7 +183,7 @@ def _random_tree(X, y, k, *, node_type, depth, random_state):
 
 
 # ------------------------------------------------------------------------------------------- estimator
-class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
+class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     """Decision tree optimised by Tree Alternating Optimization (TAO), axis-aligned or sparse oblique.
 
     Parameters
@@ -509,19 +509,6 @@ class TAOTreeClassifier(ClassifierMixin, BaseEstimator):
         return tree, label
 
     # -------------------------------------------------------------------------------------- predict
-    def predict_proba(self, X):
-        """Class frequencies of the training points in the leaf each row reaches."""
-        check_is_fitted(self)
-        return self.tree_.predict_proba(validate_features(self, X, reset=False))
-
-    def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[proba.argmax(axis=1)]
-
-    def apply(self, X):
-        check_is_fitted(self)
-        return self.tree_.apply(validate_features(self, X, reset=False))
-
     def staged_predict_proba(self, X):
         """``predict_proba`` of the tree at each C of the path (``stage_sizes_["C"]``), largest C first."""
         check_is_fitted(self)
