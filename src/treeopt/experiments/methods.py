@@ -160,3 +160,10 @@ register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed
 register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"})
 # CART with Gini impurity: TAO's default initial tree (the `cart` baseline above uses information gain).
 register("cart_gini", "sklearn.tree:DecisionTreeClassifier", "classification", fixed={"criterion": "gini"})
+# Non-greedy trees (Norouzi et al. 2015): all splits and leaves optimised jointly by SGD on the surrogate eq. (9),
+# started from a CO2 tree of the same nu and learning rate (Sec. 7: axis-aligned -> CO2 -> non-greedy).
+register("nongreedy_tree", "treeopt.nongreedy:NonGreedyTreeClassifier", "classification")
+register("nongreedy_tree_reg", "treeopt.nongreedy:NonGreedyTreeRegressor", "regression")
+# Fig. 4: seconds for 1000 epochs of SGD with exact and fast loss-augmented inference (a timing, no model kept).
+register("nongreedy_sgd_timing", "treeopt.experiments.sgd_timing:SGDTimingClassifier", "classification",
+         save_model=False)

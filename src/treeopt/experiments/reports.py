@@ -63,6 +63,8 @@ def table_of(report):
 
 # ---- tables -------------------------------------------------------------------------------------------
 register_table("nongreedy_fig2", "treeopt.experiments.tables:nongreedy_fig2")
+register_table("nongreedy_fig3", "treeopt.experiments.tables:nongreedy_fig3")
+register_table("nongreedy_fig4_runtime", "treeopt.experiments.tables:nongreedy_fig4_runtime")
 register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
 register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
@@ -82,6 +84,10 @@ register_table("tao_init", "treeopt.experiments.tables:tao_init")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
+register_figure("nongreedy_fig3_nu", "nongreedy_fig3", "treeopt.plots.nongreedy:active_leaves_vs_depth",
+                per_dataset=False)
+register_figure("nongreedy_fig4_runtime", "nongreedy_fig4_runtime", "treeopt.plots.nongreedy:sgd_time_vs_depth",
+                per_dataset=False)
 register_figure("co2_fig2", "co2_table1", "treeopt.plots.curves:error_vs_trees")
 register_figure("co2_fig1", "co2_fig1", "treeopt.plots.curves:error_vs_depth_by_nu")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):

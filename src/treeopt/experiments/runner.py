@@ -349,6 +349,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     trees = _metrics.fitted_trees(estimator)
     result["tree"] = _metrics.tree_stats(trees, X_stats)
     result["tree"].update(_metrics.split_counts(estimator, trees))
+    if len(trees) == 1:  # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
+        result["tree"]["active_leaves_train"] = int(np.unique(trees[0].apply(X_fit)).size)
     result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
     if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
         result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)

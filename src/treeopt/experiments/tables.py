@@ -108,6 +108,29 @@ def nongreedy_fig2(runs):
     return aggregate(runs, "depth", ["train_accuracy", "test_accuracy"])
 
 
+def nongreedy_fig3(runs):
+    """Non-greedy paper Fig. 3: leaves that training points reach (``active_leaves``) against depth, one curve
+    per norm bound ``nu`` (eq. (9)); ``n_leaves`` is the tree's number of leaves (2^depth for a non-greedy tree).
+    Methods without ``nu`` (the axis-aligned baseline, the figure's dotted line) have it empty."""
+    runs = runs.assign(depth=param_column(runs, "max_depth"), nu=param_column(runs, "nu"),
+                       active_leaves=runs["tree_active_leaves_train"], n_leaves=runs["tree_n_leaves"])
+    return aggregate(runs, "depth", ["active_leaves", "n_leaves"], keys=("dataset", "method", "nu"))
+
+
+FIG4_TIMINGS = ("exact_seconds", "fast_seconds")
+
+
+def nongreedy_fig4_runtime(runs):
+    """Non-greedy paper Fig. 4: seconds for 1000 epochs of SGD with exact (eq. (10)-(12)) and fast (eq. (13))
+    loss-augmented inference against depth (runs of ``nongreedy_sgd_timing``), ``speedup`` = exact / fast of
+    the means over seeds; ``timed_epochs`` and ``timed_samples`` say what was measured to estimate them."""
+    runs = runs.assign(depth=param_column(runs, "max_depth"),
+                       **{name: runs[f"tree_{name}"] for name in (*FIG4_TIMINGS, "timed_epochs", "timed_samples")})
+    table = aggregate(runs, "depth", [*FIG4_TIMINGS, "timed_epochs", "timed_samples"], keys=("dataset",))
+    table.insert(3, "speedup", table["exact_seconds"] / table["fast_seconds"])
+    return table
+
+
 def co2_table1(runs):
     """CO2 paper Table I / Fig. 2: forest test error (%) against the number of trees, paper's number beside."""
     runs = runs.assign(n_trees=runs["tree_n_trees"].astype(int))

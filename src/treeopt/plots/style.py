@@ -73,3 +73,5 @@ def save(fig, stem):
     plt.close(fig)
 METHOD_LABELS.update({"cart_gini": "CART (Gini)", "tao_oblique": "TAO (sparse oblique)", "tao_axis": "TAO (axis-aligned)"})
 _COLOURS.update({"cart_gini": "C0", "tao_oblique": "C3", "tao_axis": "C6"})
+METHOD_LABELS.update({"nongreedy_tree": "non-greedy", "nongreedy_tree_reg": "non-greedy (regression)"})
+_COLOURS.update({"nongreedy_tree": "C3", "nongreedy_tree_reg": "C3"})
