@@ -256,3 +256,30 @@ def test_training_lowers_surrogate_on_digits(inference, stable):
                                        inference=inference).mean()
     assert bound["after"] < 0.9 * bound["before"]
     assert after.history_["surrogate"][-1] < after.history_["surrogate"][0]
+
+
+def test_run_log_has_per_epoch_progress_and_tree_stats(tmp_path, wine_split, monkeypatch):
+    """A run folder's log.txt gets the learner's per-epoch lines; metrics.json its active leaves and weights."""
+    import json
+
+    from treeopt.experiments import methods
+    from treeopt.experiments.runner import run
+
+    monkeypatch.setitem(methods.METHODS, "_ng_test", methods.Method(
+        "_ng_test", "treeopt.nongreedy:NonGreedyTreeClassifier", "classification", "tree", {}, None))
+    path, _ = wine_split
+    out = tmp_path / "run"
+    params = {"max_depth": 3, "init": "axis", "max_epochs": 3, "n_iter_no_change": 5, "batch_size": 20}
+    result = run(out, dataset="wine", method="_ng_test", params=params, seed=0, split_path=path)
+    text = (out / "log.txt").read_text()
+    epochs = [line for line in text.splitlines() if "epoch " in line and "surrogate" in line]
+    assert len(epochs) == 3
+    assert all("train error" in line and "active leaves" in line for line in epochs)
+    assert "non-greedy init" in text
+    stats = json.loads((out / "metrics.json").read_text())["tree"]
+    assert stats == result["tree"]
+    assert 1 <= stats["active_leaves"] <= 8 and stats["n_leaves"] == 8
+    assert stats["nonzero_weights"] > 0
+    # the library logger is left as it was
+    import logging
+    assert not logging.getLogger("treeopt").handlers
