@@ -176,3 +176,110 @@ def test_regressor_shapes():
     assert pred.shape == (200,)
     assert np.all(np.isfinite(pred))
     assert reg.score(X, y) > 0.5
+
+
+def _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign, eta):
+    """One full-batch Alg. 1 step without momentum or projection, by brute force over the codes."""
+    n, m = X.shape[0], W.shape[0]
+    gW, gb, gT = np.zeros_like(W), np.zeros_like(b), np.zeros_like(Theta)
+    for r in range(n):
+        z = W @ X[r] - b
+        h = np.where(z >= 0, 1.0, -1.0)
+        codes = _ball1(h) if fast else itertools.product((-1.0, 1.0), repeat=m)
+        best, g_best = -np.inf, None
+        for g in codes:
+            g = np.asarray(g, dtype=float)
+            val = (g - h) @ z + _loss(Theta, _leaf_of_code(g, m), kind, yi, Y, r)
+            if val > best + 1e-12:
+                best, g_best = val, g
+        if assign is not None:  # eq. (14): h is the code that reaches a(x), off-path bits at sgn(Wx)
+            node = m + assign[r]
+            while node > 0:
+                par = (node - 1) // 2
+                h[par] = 1.0 if node == 2 * par + 2 else -1.0
+                node = par
+        d = g_best - h  # d/dW of g^T W x~ - h^T W x~, x~ = [x, -1]
+        gW += np.outer(d, X[r])
+        gb -= d
+        leaf = _leaf_of_code(g_best, m)
+        if kind == _sgd.LOG_LOSS:
+            p = np.exp(Theta[leaf] - Theta[leaf].max())
+            p /= p.sum()
+            p[yi[r]] -= 1.0
+            gT[leaf] += p
+        else:
+            gT[leaf] += 2 * (Theta[leaf] - Y[r])
+    return W - eta / n * gW, b - eta / n * gb, Theta - eta / n * gT
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("fast,stable", [(True, False), (False, False), (True, True), (False, True)])
+@pytest.mark.parametrize("kind", [_sgd.LOG_LOSS, _sgd.SQUARED_LOSS])
+def test_epoch_step_is_alg1_subgradient(seed, fast, stable, kind):
+    """A full-batch epoch (momentum 0, nu large) moves W, b, Theta by -eta x the (sub)gradient of eq. (9)
+    (bound (13) fast, (7) exact, (14) with Stable SGD) computed by brute force over the codes."""
+    from treeopt.nongreedy.estimator import SGDState, run_epoch
+
+    depth, p, n = 3, 4, 25
+    X, W, b, Theta, yi, Y = _problem(seed + 50, depth, p, kind, n=n)
+    W[-1] = np.random.default_rng(seed).normal(size=p)  # no zero rows: no ties in the argmax
+    b[-1] = 0.3
+    rng = np.random.default_rng(seed + 7)
+    assign = rng.integers(0, W.shape[0] + 1, size=n).astype(np.int64)
+    eta = 0.05
+    want = _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign if stable else None, eta)
+    state = SGDState(W, b, Theta, 1, n)
+    run_epoch(state, X, yi, Y, W, b, Theta, depth, kind, fast=fast, stable=stable, assign=assign, nu=1e9,
+              eta=eta, momentum=0.0, batch_size=n)
+    np.testing.assert_allclose(W, want[0], atol=1e-12)
+    np.testing.assert_allclose(b, want[1], atol=1e-12)
+    np.testing.assert_allclose(Theta, want[2], atol=1e-12)
+
+
+@pytest.mark.parametrize("inference,stable", [("fast", False), ("fast", True), ("exact", False)])
+def test_training_lowers_surrogate_on_digits(inference, stable):
+    """On real data (digits, z-scored) SGD lowers the surrogate eq. (9) below its value at the initial tree."""
+    from sklearn.datasets import load_digits
+
+    from treeopt.nongreedy.estimator import surrogate_bounds
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    kw = dict(max_depth=4, nu=1.0, learning_rate=0.05, inference=inference, stable=stable, init="axis",
+              random_state=0)
+    before = NonGreedyTreeClassifier(max_epochs=0, **kw).fit(X, y)
+    after = NonGreedyTreeClassifier(max_epochs=8, **kw).fit(X, y)
+    bound = {}
+    for name, clf in (("before", before), ("after", after)):
+        bound[name] = surrogate_bounds(X, clf.W_, clf.b_, clf.theta_, kind=_sgd.LOG_LOSS,
+                                       y_int=np.searchsorted(clf.classes_, y), Y=np.zeros((len(y), 1)),
+                                       inference=inference).mean()
+    assert bound["after"] < 0.9 * bound["before"]
+    assert after.history_["surrogate"][-1] < after.history_["surrogate"][0]
+
+
+def test_run_log_has_per_epoch_progress_and_tree_stats(tmp_path, wine_split, monkeypatch):
+    """A run folder's log.txt gets the learner's per-epoch lines; metrics.json its active leaves and weights."""
+    import json
+
+    from treeopt.experiments import methods
+    from treeopt.experiments.runner import run
+
+    monkeypatch.setitem(methods.METHODS, "_ng_test", methods.Method(
+        "_ng_test", "treeopt.nongreedy:NonGreedyTreeClassifier", "classification", "tree", {}, None))
+    path, _ = wine_split
+    out = tmp_path / "run"
+    params = {"max_depth": 3, "init": "axis", "max_epochs": 3, "n_iter_no_change": 5, "batch_size": 20}
+    result = run(out, dataset="wine", method="_ng_test", params=params, seed=0, split_path=path)
+    text = (out / "log.txt").read_text()
+    epochs = [line for line in text.splitlines() if "epoch " in line and "surrogate" in line]
+    assert len(epochs) == 3
+    assert all("train error" in line and "active leaves" in line for line in epochs)
+    assert "non-greedy init" in text
+    stats = json.loads((out / "metrics.json").read_text())["tree"]
+    assert stats == result["tree"]
+    assert 1 <= stats["active_leaves"] <= 8 and stats["n_leaves"] == 8
+    assert stats["nonzero_weights"] > 0
+    # the library logger is left as it was
+    import logging
+    assert not logging.getLogger("treeopt").handlers

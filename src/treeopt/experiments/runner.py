@@ -392,6 +392,12 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     handler = logging.FileHandler(tmp / "log.txt")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(handler)
+    # Library progress (e.g. the non-greedy learner's per-epoch lines on the ``treeopt.nongreedy`` logger)
+    # goes to the same log.txt; ``treeopt.run.*`` does not propagate, so nothing is written twice.
+    library = logging.getLogger("treeopt")
+    library_level = library.level
+    library.setLevel(logging.INFO)
+    library.addHandler(handler)
     try:
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
@@ -425,6 +431,8 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         raise
     finally:
         logger.removeHandler(handler)
+        library.removeHandler(handler)
+        library.setLevel(library_level)
 
 
 def rerun(params_file, out_dir, *, force=False):

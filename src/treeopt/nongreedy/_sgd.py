@@ -242,17 +242,55 @@ def _apply_step(W, b, vW, vb, Theta, vT, nu, momentum, inW, actW, nactW, lastW, 
 
 
 @njit(**_NJIT)
+def _infer(fast, X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp, cost):
+    """Loss-augmented inference of sample r, fast (eq. (13)) or exact (eq. (10)-(12)): ``(leaf of g^, value)``.
+
+    Afterwards ``zc``/``zstamp`` hold every ``z`` that the path walks of :func:`_path_grad` need."""
+    if fast:
+        leaf, _, val = fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp)
+        return leaf, val
+    leaf, _, val = exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost)
+    for i in range(W.shape[0]):
+        zstamp[i] = stamp  # every z of this sample is in zc
+    return leaf, val
+
+
+@njit(**_NJIT)
+def _path_grad(X, r, W, b, leaf, coef, zc, zstamp, stamp, vW, vb, inW, actW, nactW, lastW, batch):
+    """Walk root -> ``leaf``; at every bit i whose direction disagrees with ``sgn(z_i)`` add
+    ``coef * sgn(z_i) * x~`` to row i's velocity. Returns the sum of ``2|z_i|`` over those bits.
+
+    A code g reaching ``leaf`` with its off-path bits at ``sgn(Wx)`` differs from ``sgn(Wx)`` exactly at
+    these bits, where ``g_i - sgn(z_i) = -2 sgn(z_i)``: ``coef = 2 eta/B`` is the step ``-eta (g^ - h^) x~``
+    of Alg. 1 line 6 for g^ (``h^ = sgn(Wx)``); ``coef = -2 eta/B`` the ``+eta (h - sgn(Wx)) x~`` part of
+    Stable SGD's ``h`` consistent with a(x) (eq. (14)), whose second max is ``sgn(Wx)^T Wx`` minus the sum.
+    """
+    m = W.shape[0]
+    node = m + leaf
+    total = 0.0
+    while node > 0:
+        parent = (node - 1) // 2
+        z = _z(X, r, W, b, parent, zc, zstamp, stamp)
+        if (node == 2 * parent + 2) != (z >= 0.0):
+            total += 2.0 * abs(z)
+            _add_row_grad(vW, vb, W, parent, coef if z >= 0.0 else -coef, X, r, inW, actW, nactW, lastW, batch)
+        node = parent
+    return total
+
+
+@njit(**_NJIT)
 def sgd_epoch(X, yi, Y, W, b, Theta, depth, kind, fast, stable, assign, nu, eta, momentum, batch_size, perm,
               rng, vW, vb, vT, inW, actW, nactW, lastW, inT, actT, nactT, lastT, counters, stale, zc, zstamp,
               cost):
     """One epoch of (S)SGD on the surrogate eq. (9) (SGD: bound eq. (7)/(13); SSGD: eq. (14)).
 
-    ``assign[r]`` is a(x_r) (leaf index) for Stable SGD (``stable``), ignored otherwise. ``counters`` =
-    [batches done, samples done] persists across epochs (momentum staleness, z-cache stamps). Returns the
-    sum over the epoch of each sample's bound at the parameters in force when it was visited.
+    The inference (``fast``: eq. (13), else eq. (10)-(12)) is the only part that differs between the two
+    bounds; the updates (Alg. 1 lines 6, 8, 10) are the same. ``assign[r]`` is a(x_r) (leaf index) for
+    Stable SGD (``stable``), ignored otherwise. ``counters`` = [batches done, samples done] persists across
+    epochs (momentum staleness, z-cache stamps). Returns the sum over the epoch of each sample's bound at the
+    parameters in force when it was visited.
     """
     n = X.shape[0]
-    m = W.shape[0]
     _shuffle(perm, rng)
     total = 0.0
     for start in range(0, n, batch_size):
@@ -263,36 +301,11 @@ def sgd_epoch(X, yi, Y, W, b, Theta, depth, kind, fast, stable, assign, nu, eta,
             r = perm[t]
             counters[1] += 1
             stamp = counters[1]
-            if fast:
-                g_leaf, flip, val = fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp)
-                if flip >= 0:  # g - h at the flipped bit: -2 sgn(z)
-                    s = 1.0 if zc[flip] >= 0.0 else -1.0
-                    _add_row_grad(vW, vb, W, flip, scale * 2.0 * s, X, r, inW, actW, nactW, lastW, batch)
-            else:
-                g_leaf, h_leaf, val = exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost)
-                if g_leaf != h_leaf:  # every bit on the path to g^'s leaf that disagrees with sgn(Wx)
-                    node = m + g_leaf
-                    while node > 0:
-                        parent = (node - 1) // 2
-                        right = node == 2 * parent + 2
-                        if right != (zc[parent] >= 0.0):
-                            s = 1.0 if zc[parent] >= 0.0 else -1.0
-                            _add_row_grad(vW, vb, W, parent, scale * 2.0 * s, X, r, inW, actW, nactW, lastW,
-                                          batch)
-                        node = parent
-                for i in range(m):
-                    zstamp[i] = stamp  # all z of this sample are in zc
-            if stable:  # eq. (14): h consistent with a(x); its disagreeing path bits add +2 sgn(z) x~
-                node = m + assign[r]
-                while node > 0:
-                    parent = (node - 1) // 2
-                    right = node == 2 * parent + 2
-                    z = _z(X, r, W, b, parent, zc, zstamp, stamp)
-                    if right != (z >= 0.0):
-                        val += 2.0 * abs(z)
-                        s = 1.0 if z >= 0.0 else -1.0
-                        _add_row_grad(vW, vb, W, parent, -scale * 2.0 * s, X, r, inW, actW, nactW, lastW, batch)
-                    node = parent
+            g_leaf, val = _infer(fast, X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, stamp, cost)
+            _path_grad(X, r, W, b, g_leaf, 2.0 * scale, zc, zstamp, stamp, vW, vb, inW, actW, nactW, lastW, batch)
+            if stable:
+                val += _path_grad(X, r, W, b, assign[r], -2.0 * scale, zc, zstamp, stamp, vW, vb, inW, actW,
+                                  nactW, lastW, batch)
             total += val
             _leaf_grad(vT, Theta, g_leaf, scale, kind, yi, Y, r, inT, actT, nactT, lastT, batch)
         _apply_step(W, b, vW, vb, Theta, vT, nu, momentum, inW, actW, nactW, lastW, inT, actT, nactT, lastT,
