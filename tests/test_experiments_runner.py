@@ -15,7 +15,7 @@ DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_tes
                "fit_seconds", "predict_seconds", "tree", "versions", "git_commit"}
 TREE_KEYS = {"depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
              "path_length_min", "path_length_max", "inference_ops", "n_trees", "n_leaves_total",
-             "n_oblique_splits", "n_axis_fallbacks"}
+             "n_oblique_splits", "n_axis_fallbacks", "active_leaves_train"}
 
 
 class ExplodingTree(DecisionTreeClassifier):
