@@ -62,6 +62,7 @@ def sgd_time_vs_depth(table, dataset, profile):
             ax.annotate(f"x{speedup:.3g}", (depth, top), textcoords="offset points", xytext=(0, 5),
                         ha="center", fontsize=6)
         ax.set_yscale("log")
+        ax.margins(y=0.2)  # room for the speedup labels above the top points
         _depth_axis(ax, name)
         ax.set_ylabel("seconds per 1000 epochs")
         ax.legend(fontsize=7)
