@@ -61,6 +61,7 @@ def test_timing_scales_measured_epochs_to_1000_epochs_of_all_points(wine):
     for v in ("exact", "fast"):
         assert s[f"{v}_seconds"] == pytest.approx(1000 * s[f"{v}_epoch_seconds"] * X.shape[0] / 60)
         assert 0 < s[f"{v}_epoch_seconds"] * 3 <= s[f"{v}_fit_wall_seconds"]
+        assert 0 <= s[f"{v}_cpu_seconds"] <= 1000 * s[f"{v}_fit_cpu_seconds"] / 3 * X.shape[0] / 60
     assert s["speedup"] == pytest.approx(s["exact_seconds"] / s["fast_seconds"])
     assert est.tree_.n_nodes == 31 and set(est.predict(X)) <= set(est.classes_)
 
@@ -95,6 +96,7 @@ def test_fig4_table_speedup_is_exact_over_fast_of_the_seed_means(tmp_path):
     dirs = [timing(4, 0, 10.0, 4.0), timing(4, 1, 30.0, 6.0), timing(8, 0, 100.0, 10.0)]
     table = tables.nongreedy_fig4_runtime(tables.load_runs(dirs))
     assert list(table.columns[:5]) == ["dataset", "depth", "exact_seconds", "fast_seconds", "speedup"]
+    assert "cpu_speedup" not in table  # runs without CPU timings
     assert list(table["depth"]) == [4, 8]
     d4 = table.iloc[0]
     assert (d4["exact_seconds"], d4["fast_seconds"], d4["n_seeds"]) == (20.0, 5.0, 2)
@@ -105,6 +107,11 @@ def test_fig4_table_speedup_is_exact_over_fast_of_the_seed_means(tmp_path):
     assert ax.get_yscale() == "log"
     assert [list(line.get_ydata()) for line in ax.get_lines()] == [[20.0, 100.0], [5.0, 10.0]]
     assert any("profile: default" in t.get_text() for t in fig.texts)
+    with_cpu = [_fake_run(tmp_path, "nongreedy_sgd_timing", 0, {"max_depth": 6},
+                          {"exact_seconds": 9.0, "fast_seconds": 3.0, "exact_cpu_seconds": 8.0, "fast_cpu_seconds": 2.0,
+                           "timed_epochs": 2, "timed_samples": 100}, dataset="connect4")]
+    row = tables.nongreedy_fig4_runtime(tables.load_runs(with_cpu)).iloc[0]
+    assert (row["speedup"], row["cpu_speedup"]) == (3.0, 4.0)
 
 
 def test_fig3_table_counts_training_leaves_per_nu_and_keeps_the_baseline(tmp_path):
