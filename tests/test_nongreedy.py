@@ -283,3 +283,13 @@ def test_run_log_has_per_epoch_progress_and_tree_stats(tmp_path, wine_split, mon
     # the library logger is left as it was
     import logging
     assert not logging.getLogger("treeopt").handlers
+
+
+def test_verbose_shows_a_progress_bar(iris, capsys):
+    X, y = iris
+    NonGreedyTreeClassifier(max_depth=2, init="axis", max_epochs=3, n_iter_no_change=5, verbose=1,
+                            random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "non-greedy d=2" in err and "3/3" in err
+    NonGreedyTreeClassifier(max_depth=2, init="axis", max_epochs=3, random_state=0).fit(X, y)
+    assert "non-greedy" not in capsys.readouterr().err

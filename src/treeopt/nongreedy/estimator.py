@@ -306,8 +306,8 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
         Initial W (Sec. 7: axis-aligned -> CO2 -> non-greedy). Padded or truncated to depth ``d``.
     init_params : dict or None
         Parameters set on the initial estimator (e.g. ``{"max_epochs": 20}`` for a cheaper CO2 start).
-        The string inits default to ``max_depth=d``; CO2 also to ``nu``, ``learning_rate`` and
-        ``max_features="sqrt"``.
+        The string inits default to ``max_depth=d``; CO2 also to ``nu``, ``learning_rate`` and all features
+        (``max_features=None``: the paper's single trees, Sec. 7).
     verbose : int, default=0
         > 0 shows a tqdm progress bar over epochs (per-epoch progress always goes to the
         ``treeopt.nongreedy`` logger at INFO level).
@@ -333,7 +333,8 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
 
         if name == "axis":
             return AxisAlignedTreeClassifier(max_depth=self.max_depth, random_state=seed)
-        return CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features="sqrt",
+        # single trees use all features at every node (Sec. 7); q < p features is the forests' randomisation
+        return CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features=None,
                                  max_depth=self.max_depth, random_state=seed)
 
     @_fit_context(prefer_skip_nested_validation=False)
