@@ -255,6 +255,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         ``{"C": [...], "n_leaves": [...]}``, one entry per path step (for ``staged_predict_proba``).
     """
 
+    _reuse_solves = True  # skip a node whose LIBLINEAR problem is unchanged since its last solve (tests: off)
+
     _parameter_constraints = {
         "node_type": [StrOptions(set(NODE_TYPES))],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -321,6 +323,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             stats.pop("active_leaves", None)
             self.path_.append({"C": C, "train_error": history[-1], "init_train_error": history[0],
                                "n_iter": len(history) - 1, "liblinear_seconds": ll_seconds,
+                               "node_solves": self._n_solves, "node_solves_skipped": self._n_reused,
                                "fit_seconds": time.perf_counter() - start, **stats})
             self.path_trees_.append(tree)
         self.history_ = history
@@ -328,6 +331,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.tree_ = tree
         self.stage_sizes_ = {"C": [p["C"] for p in self.path_], "n_leaves": [p["n_leaves"] for p in self.path_]}
         self.fit_stats_ = {"liblinear_seconds": self.liblinear_seconds_, "n_iter": self.n_iter_,
+                           "node_solves": sum(p["node_solves"] for p in self.path_),
+                           "node_solves_skipped": sum(p["node_solves_skipped"] for p in self.path_),
                            "init_train_error": 100.0 * self.path_[0]["init_train_error"]}
         return self
 
@@ -338,6 +343,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         history = [err]
         objective = err + work.penalty() / (C * n)
         ll_seconds = 0.0
+        self._care_cache = {}  # node -> (care rows, targets) at its last LIBLINEAR solve, for this C only
+        self._n_solves = self._n_reused = 0
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
@@ -366,6 +373,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                     changed = False
                     for res in results:
                         ll_seconds += res[-1]
+                        self._n_solves += res[0] in ("oblique", "keep", "axis")
+                        self._n_reused += res[0] == "reused"
                         changed |= self._apply(work, res)
                     if changed:
                         work.rebuild()
@@ -391,7 +400,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             return ("leaf", node, best, 0.0)
         care, target, cur = K.care_points(X, rows, y, node, *arrays, work.label)
         if not care.any():
-            return ("keep", node, 0.0)
+            return ("no_care", node, 0.0)
         cidx = rows[care]
         target = target[care]
         cur_err = int(np.count_nonzero(cur[care] != target))
@@ -400,6 +409,13 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             if new_err < cur_err:  # ties keep the current split (loss unchanged either way)
                 return ("axis", node, int(f), float(b), 0.0)
             return ("keep", node, 0.0)
+        # LIBLINEAR is deterministic for a fixed problem and seed: a node whose care points and targets are the
+        # same as at its previous solve would get the same hyperplane and the same accept decision again (its
+        # own parameters only change through that decision), so it is skipped (same tree, less time).
+        prev = self._care_cache.get(node)
+        if self._reuse_solves and prev is not None and np.array_equal(prev[0], cidx) and np.array_equal(prev[1], target):
+            return ("reused", node, 0.0)
+        self._care_cache[node] = (cidx, target)
         Xc = Xcsr[cidx]
         w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
                                seed=self._seed + node)
