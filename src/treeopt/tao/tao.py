@@ -229,7 +229,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
         penalised objective, divided by N, falls by less than ``tol``).
     n_jobs : int or None, default=None
-        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL).
+        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL). A fit
+        repeats exactly only with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
+        library's global rand(), which the threads share, so with several threads node solutions (and hence the
+        tree) can differ slightly between runs with the same random_state.
     random_state : int, RandomState or None
         Seeds the initial tree.
 
