@@ -50,6 +50,7 @@ def main():
     rows = []
     for n_jobs in [int(j) for j in args.jobs.split(",")]:
         est = TAOTreeClassifier(C=args.C, init=cart, n_jobs=n_jobs, random_state=args.seed)
+        load_before = os.getloadavg()[0]
         start, cpu_start = time.perf_counter(), time.process_time()
         est.fit(X, y)
         seconds = time.perf_counter() - start
@@ -59,13 +60,14 @@ def main():
             "dataset": args.dataset, "n_train": X.shape[0], "n_features": X.shape[1], "depth": args.depth,
             "C": args.C, "n_jobs": n_jobs, "fit_seconds": seconds, "cpu_seconds": cpu_seconds, "liblinear_seconds": est.liblinear_seconds_,
             "liblinear_share": est.liblinear_seconds_ / seconds, "n_iter": est.n_iter_,
+            "node_solves": est.fit_stats_["node_solves"], "node_solves_skipped": est.fit_stats_["node_solves_skipped"],
             "cart_seconds": cart_seconds, "init_train_error": 100 * est.history_[0],
             "train_error": 100 * est.history_[-1],
             "test_error": 100 * float(np.mean(est.predict(split.X_test) != split.y_test)),
             "cart_test_error": 100 * float(np.mean(cart.predict(split.X_test) != split.y_test)),
             "init_internal": int(cart.tree_.stats()["n_internal"]), "n_internal": stats["n_internal"],
             "nonzero_weights": stats["nonzero_weights"], "cpu_count": os.cpu_count(),
-            "load_avg_1min": os.getloadavg()[0], "machine": platform.machine(),
+            "load_avg_1min_before": load_before, "load_avg_1min": os.getloadavg()[0], "machine": platform.machine(),
         }
         print(row, flush=True)
         rows.append(row)

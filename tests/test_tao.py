@@ -194,6 +194,29 @@ def test_same_seed_same_tree():
     np.testing.assert_array_equal(a.bias, b.bias)
 
 
+class _AlwaysSolve(TAOTreeClassifier):
+    _reuse_solves = False
+
+
+@pytest.mark.parametrize("accept", ["error", "objective"])
+def test_skipping_unchanged_node_problems_gives_the_same_tree(accept):
+    # a node whose care points and targets did not change is not re-solved: the tree must be identical to the
+    # one obtained by solving every node at every iteration (n_jobs=1, so LIBLINEAR's rand() is repeatable)
+    X, y = _digits()
+    params = dict(max_depth=5, C=1.0, tol=0.0, max_iter=6, accept=accept, warm_start_C=[10.0], random_state=1,
+                  n_jobs=1)
+    fast = TAOTreeClassifier(**params).fit(X, y)
+    slow = _AlwaysSolve(**params).fit(X, y)
+    assert fast.fit_stats_["node_solves_skipped"] > 0  # the shortcut was taken (else this test checks nothing)
+    assert slow.fit_stats_["node_solves_skipped"] == 0
+    assert fast.history_ == slow.history_
+    for a, b in zip(fast.path_trees_, slow.path_trees_):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.W.toarray(), b.W.toarray())
+        np.testing.assert_array_equal(a.bias, b.bias)
+        np.testing.assert_array_equal(a.value, b.value)
+
+
 def test_improves_on_cart_and_accepts_fitted_init():
     X, y = _digits()
     cart = AxisAlignedTreeClassifier(max_depth=5, random_state=0).fit(X, y)

@@ -229,7 +229,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
         penalised objective, divided by N, falls by less than ``tol``).
     n_jobs : int or None, default=None
-        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL).
+        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL). A fit
+        repeats exactly only with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
+        library's global rand(), which the threads share, so with several threads node solutions (and hence the
+        tree) can differ slightly between runs with the same random_state.
     random_state : int, RandomState or None
         Seeds the initial tree.
 
@@ -254,6 +257,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     stage_sizes_ : dict
         ``{"C": [...], "n_leaves": [...]}``, one entry per path step (for ``staged_predict_proba``).
     """
+
+    _reuse_solves = True  # skip a node whose LIBLINEAR problem is unchanged since its last solve (tests: off)
 
     _parameter_constraints = {
         "node_type": [StrOptions(set(NODE_TYPES))],
@@ -321,6 +326,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             stats.pop("active_leaves", None)
             self.path_.append({"C": C, "train_error": history[-1], "init_train_error": history[0],
                                "n_iter": len(history) - 1, "liblinear_seconds": ll_seconds,
+                               "node_solves": self._n_solves, "node_solves_skipped": self._n_reused,
                                "fit_seconds": time.perf_counter() - start, **stats})
             self.path_trees_.append(tree)
         self.history_ = history
@@ -328,6 +334,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.tree_ = tree
         self.stage_sizes_ = {"C": [p["C"] for p in self.path_], "n_leaves": [p["n_leaves"] for p in self.path_]}
         self.fit_stats_ = {"liblinear_seconds": self.liblinear_seconds_, "n_iter": self.n_iter_,
+                           "node_solves": sum(p["node_solves"] for p in self.path_),
+                           "node_solves_skipped": sum(p["node_solves_skipped"] for p in self.path_),
                            "init_train_error": 100.0 * self.path_[0]["init_train_error"]}
         return self
 
@@ -338,6 +346,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         history = [err]
         objective = err + work.penalty() / (C * n)
         ll_seconds = 0.0
+        self._care_cache = {}  # node -> (care rows, targets) at its last LIBLINEAR solve, for this C only
+        self._n_solves = self._n_reused = 0
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
@@ -366,6 +376,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                     changed = False
                     for res in results:
                         ll_seconds += res[-1]
+                        self._n_solves += res[0] in ("oblique", "keep", "axis")
+                        self._n_reused += res[0] == "reused"
                         changed |= self._apply(work, res)
                     if changed:
                         work.rebuild()
@@ -391,7 +403,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             return ("leaf", node, best, 0.0)
         care, target, cur = K.care_points(X, rows, y, node, *arrays, work.label)
         if not care.any():
-            return ("keep", node, 0.0)
+            return ("no_care", node, 0.0)
         cidx = rows[care]
         target = target[care]
         cur_err = int(np.count_nonzero(cur[care] != target))
@@ -400,6 +412,13 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             if new_err < cur_err:  # ties keep the current split (loss unchanged either way)
                 return ("axis", node, int(f), float(b), 0.0)
             return ("keep", node, 0.0)
+        # LIBLINEAR is deterministic for a fixed problem and seed: a node whose care points and targets are the
+        # same as at its previous solve would get the same hyperplane and the same accept decision again (its
+        # own parameters only change through that decision), so it is skipped (same tree, less time).
+        prev = self._care_cache.get(node)
+        if self._reuse_solves and prev is not None and np.array_equal(prev[0], cidx) and np.array_equal(prev[1], target):
+            return ("reused", node, 0.0)
+        self._care_cache[node] = (cidx, target)
         Xc = Xcsr[cidx]
         w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
                                seed=self._seed + node)
