@@ -249,3 +249,32 @@ def test_searching_two_recent_trees():
     assert q2 <= 1.1 * q1
     small = RGFRegressor(max_leaf_nodes=100, l2=0.01, n_tree_search=2).fit(X, y)
     np.testing.assert_allclose(next(iter(two.staged_predict(X))), small.predict(X), rtol=1e-10, atol=1e-10)
+
+
+# ---------------------------------------------------------------- where a weight correction starts
+def test_correction_start_changes_only_the_starting_point():
+    """Both starts minimise the same strictly convex Q (square loss, L2, lambda > 0) over the same leaves: run
+    to convergence, the first correction gives the same weights; with one sweep the starts differ."""
+    X, y = make_regression(n_samples=300, n_features=4, noise=1.0, random_state=3)
+    y = (y - y.mean()) / y.std()
+    fits = {(start, it): RGFRegressor(max_leaf_nodes=40, l2=0.1, opt_interval=40, n_iter=it, learning_rate=1.0,
+                                      correction_start=start).fit(X, y)
+            for start in ("split", "zero") for it in (1, 3000)}
+    np.testing.assert_allclose(fits["split", 3000].predict(X), fits["zero", 3000].predict(X), atol=1e-7)
+    assert np.max(np.abs(fits["split", 1].predict(X) - fits["zero", 1].predict(X))) > 1e-3
+
+
+def test_zero_start_reproduces_rgf_python():
+    """``correction_start="zero"`` is rgf-python's behaviour: on integer features (exact splits on both sides,
+    thresholds at midpoints) the two programs grow the same forest and predict the same."""
+    rgf = pytest.importorskip("rgf.sklearn")
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 20, size=(400, 4)).astype(float)
+    y = np.sin(X[:, 0] / 3.0) + (X[:, 1] > 9) - 0.05 * X[:, 2] + rng.normal(scale=0.1, size=400)
+    kw = dict(l2=0.1, min_samples_leaf=10, opt_interval=50, learning_rate=0.5)
+    ours = RGFRegressor(max_leaf_nodes=200, correction_start="zero", **kw).fit(X, y)
+    theirs = rgf.RGFRegressor(max_leaf=200, algorithm="RGF", loss="LS", test_interval=50, normalize=True,
+                              **kw).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-4, atol=1e-4)
+    paper = RGFRegressor(max_leaf_nodes=200, **kw).fit(X, y)
+    assert np.max(np.abs(paper.predict(X) - theirs.predict(X))) > 1e-3
