@@ -278,3 +278,19 @@ def test_zero_start_reproduces_rgf_python():
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-4, atol=1e-4)
     paper = RGFRegressor(max_leaf_nodes=200, **kw).fit(X, y)
     assert np.max(np.abs(paper.predict(X) - theirs.predict(X))) > 1e-3
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_leaves=st.integers(1, 12), gamma=st.sampled_from([1.0, 2.0, 4.0]), seed=st.integers(0, 10_000),
+       regularizer=st.sampled_from(["min_penalty", "min_penalty_sib"]))
+def test_split_terms_kernel_matches_the_matrix_form(n_leaves, gamma, seed, regularizer):
+    """The numba kernel's split terms equal the reference built from the full matrices M and M~."""
+    from treeopt.boosting._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
+    rng = np.random.default_rng(seed)
+    left, right, parent, depth, leaves = random_topology(n_leaves, rng)
+    alpha = rng.normal(size=leaves.size)
+    code = MIN_PENALTY if regularizer == "min_penalty" else MIN_PENALTY_SIB
+    got = np.array(split_terms_all(left, right, parent, depth, leaves, alpha, code, gamma))
+    want = np.array([split_terms(left, right, parent, depth, leaves, alpha, k, regularizer, gamma)
+                     for k in range(leaves.size)]).T
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

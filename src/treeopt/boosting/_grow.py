@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
 from ._regularizers import penalty_matrix, split_terms
 
 LOSS_CODES = {"squared": K.SQUARE, "exponential": K.EXPONENTIAL, "logistic": K.LOGISTIC}
+REG_CODES = {"min_penalty": MIN_PENALTY, "min_penalty_sib": MIN_PENALTY_SIB}
 
 
 def make_bins(X, max_bins):
@@ -184,10 +186,9 @@ class ForestGrower:
         if self.regularizer == "l2":
             return {v: (tree.alpha[v], 1.0, 0.0, 0.5 * tree.alpha[v] ** 2) for v in tree.leaves}
         left, right, parent, depth = tree.arrays()
-        alpha = tree.leaf_alpha()
-        quad = float(alpha @ (self._M(tree) @ alpha))
-        return {v: split_terms(left, right, parent, depth, tree.leaves, alpha, k, self.regularizer, self.gamma,
-                               quad=quad) for k, v in enumerate(tree.leaves)}
+        terms = split_terms_all(left, right, parent, depth, np.asarray(tree.leaves, dtype=np.int64),
+                                tree.leaf_alpha(), REG_CODES[self.regularizer], self.gamma)
+        return {v: tuple(float(t[k]) for t in terms) for k, v in enumerate(tree.leaves)}
 
     def _rescan(self, tree, nodes=None):
         terms = self._leaf_terms(tree)
