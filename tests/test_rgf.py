@@ -249,3 +249,48 @@ def test_searching_two_recent_trees():
     assert q2 <= 1.1 * q1
     small = RGFRegressor(max_leaf_nodes=100, l2=0.01, n_tree_search=2).fit(X, y)
     np.testing.assert_allclose(next(iter(two.staged_predict(X))), small.predict(X), rtol=1e-10, atol=1e-10)
+
+
+# ---------------------------------------------------------------- where a weight correction starts
+def test_correction_start_changes_only_the_starting_point():
+    """Both starts minimise the same strictly convex Q (square loss, L2, lambda > 0) over the same leaves: run
+    to convergence, the first correction gives the same weights; with one sweep the starts differ."""
+    X, y = make_regression(n_samples=300, n_features=4, noise=1.0, random_state=3)
+    y = (y - y.mean()) / y.std()
+    fits = {(start, it): RGFRegressor(max_leaf_nodes=40, l2=0.1, opt_interval=40, n_iter=it, learning_rate=1.0,
+                                      correction_start=start).fit(X, y)
+            for start in ("split", "zero") for it in (1, 3000)}
+    np.testing.assert_allclose(fits["split", 3000].predict(X), fits["zero", 3000].predict(X), atol=1e-7)
+    assert np.max(np.abs(fits["split", 1].predict(X) - fits["zero", 1].predict(X))) > 1e-3
+
+
+def test_zero_start_reproduces_rgf_python():
+    """``correction_start="zero"`` is rgf-python's behaviour: on integer features (exact splits on both sides,
+    thresholds at midpoints) the two programs grow the same forest and predict the same."""
+    rgf = pytest.importorskip("rgf.sklearn")
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 20, size=(400, 4)).astype(float)
+    y = np.sin(X[:, 0] / 3.0) + (X[:, 1] > 9) - 0.05 * X[:, 2] + rng.normal(scale=0.1, size=400)
+    kw = dict(l2=0.1, min_samples_leaf=10, opt_interval=50, learning_rate=0.5)
+    ours = RGFRegressor(max_leaf_nodes=200, correction_start="zero", **kw).fit(X, y)
+    theirs = rgf.RGFRegressor(max_leaf=200, algorithm="RGF", loss="LS", test_interval=50, normalize=True,
+                              **kw).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-4, atol=1e-4)
+    paper = RGFRegressor(max_leaf_nodes=200, **kw).fit(X, y)
+    assert np.max(np.abs(paper.predict(X) - theirs.predict(X))) > 1e-3
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_leaves=st.integers(1, 12), gamma=st.sampled_from([1.0, 2.0, 4.0]), seed=st.integers(0, 10_000),
+       regularizer=st.sampled_from(["min_penalty", "min_penalty_sib"]))
+def test_split_terms_kernel_matches_the_matrix_form(n_leaves, gamma, seed, regularizer):
+    """The numba kernel's split terms equal the reference built from the full matrices M and M~."""
+    from treeopt.boosting._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
+    rng = np.random.default_rng(seed)
+    left, right, parent, depth, leaves = random_topology(n_leaves, rng)
+    alpha = rng.normal(size=leaves.size)
+    code = MIN_PENALTY if regularizer == "min_penalty" else MIN_PENALTY_SIB
+    got = np.array(split_terms_all(left, right, parent, depth, leaves, alpha, code, gamma))
+    want = np.array([split_terms(left, right, parent, depth, leaves, alpha, k, regularizer, gamma)
+                     for k in range(leaves.size)]).T
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)

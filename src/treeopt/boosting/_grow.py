@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels as K
+from ._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
 from ._regularizers import penalty_matrix, split_terms
 
 LOSS_CODES = {"squared": K.SQUARE, "exponential": K.EXPONENTIAL, "logistic": K.LOGISTIC}
+REG_CODES = {"min_penalty": MIN_PENALTY, "min_penalty_sib": MIN_PENALTY_SIB}
 
 
 def make_bins(X, max_bins):
@@ -87,6 +89,7 @@ class _Tree:
     hist: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
     M: np.ndarray | None = None
+    fresh: set = field(default_factory=set)                   # leaves added since the last weight correction
 
     def arrays(self):
         return (np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64),
@@ -135,7 +138,7 @@ class ForestGrower:
     """Algorithm 3 on pre-binned data for one target vector (regression, or one binary problem)."""
 
     def __init__(self, *, loss, regularizer, l2, gamma, max_leaf_nodes, min_samples_leaf, opt_interval,
-                 n_iter, learning_rate, n_tree_search, max_bins):
+                 n_iter, learning_rate, n_tree_search, max_bins, correction_start="split"):
         self.loss = LOSS_CODES[loss]
         self.regularizer = regularizer
         self.lam = float(l2)
@@ -147,6 +150,7 @@ class ForestGrower:
         self.eta = float(learning_rate)
         self.t = int(n_tree_search)
         self.max_bins = int(max_bins)
+        self.correction_start = correction_start
 
     # ------------------------------------------------------------------ objective
     def penalty(self):
@@ -182,10 +186,9 @@ class ForestGrower:
         if self.regularizer == "l2":
             return {v: (tree.alpha[v], 1.0, 0.0, 0.5 * tree.alpha[v] ** 2) for v in tree.leaves}
         left, right, parent, depth = tree.arrays()
-        alpha = tree.leaf_alpha()
-        quad = float(alpha @ (self._M(tree) @ alpha))
-        return {v: split_terms(left, right, parent, depth, tree.leaves, alpha, k, self.regularizer, self.gamma,
-                               quad=quad) for k, v in enumerate(tree.leaves)}
+        terms = split_terms_all(left, right, parent, depth, np.asarray(tree.leaves, dtype=np.int64),
+                                tree.leaf_alpha(), REG_CODES[self.regularizer], self.gamma)
+        return {v: tuple(float(t[k]) for t in terms) for k, v in enumerate(tree.leaves)}
 
     def _rescan(self, tree, nodes=None):
         terms = self._leaf_terms(tree)
@@ -250,6 +253,8 @@ class ForestGrower:
         k = tree.leaves.index(v)
         tree.leaves[k] = u1
         tree.leaves.append(u2)
+        tree.fresh.discard(v)
+        tree.fresh.update((u1, u2))
         tree.M = None
         K.apply_split(tree.order, start, mid, end, self.F, d1, d2, self.leaf_of[tree.row], len(tree.leaves) - 1)
         seg = tree.order[start:end]
@@ -273,9 +278,18 @@ class ForestGrower:
 
     # ------------------------------------------------------------------ weights
     def correct(self):
-        """Fully-corrective update of all leaf weights (eq. (8))."""
+        """Fully-corrective update of all leaf weights (eq. (8)).
+
+        ``correction_start="split"`` starts coordinate descent from the current weights, the leaves added since
+        the last correction at the values their split gave them (Algorithm 3, line 4; Sec. 5.3.2: they are
+        "approximately optimum at the moment"). ``"zero"`` starts those new leaves at 0 instead, which is what
+        the authors' C++ program (rgf-python) does: its optimiser keeps its own weight vector, in which a leaf
+        that appeared since its last call is a new coordinate initialised to 0.
+        """
         if not self.trees:
             return
+        if self.correction_start == "zero":
+            self._zero_fresh_leaves()
         n_leaves = np.array([len(t.leaves) for t in self.trees], dtype=np.int64)
         a_off = np.concatenate([[0], np.cumsum(n_leaves)[:-1]]).astype(np.int64)
         alpha = np.concatenate([t.leaf_alpha() for t in self.trees])
@@ -292,6 +306,18 @@ class ForestGrower:
             for k, v in enumerate(tree.leaves):
                 tree.alpha[v] = float(alpha[a_off[t] + k])
         self.history.append((self.n_leaves, self.objective()))
+
+    def _zero_fresh_leaves(self):
+        changed = False
+        for tree in self.trees:
+            for v in tree.fresh:
+                changed |= tree.alpha[v] != 0.0
+                tree.alpha[v] = 0.0
+            tree.fresh = set()
+        if changed:   # the model output, from the weights
+            self.F[:] = 0.0
+            for tree in self.trees:
+                self.F += tree.leaf_alpha()[self.leaf_of[tree.row]]
 
     def _snapshot(self, budget):
         self.stages.append((len(self.trees), [len(t.left) for t in self.trees],

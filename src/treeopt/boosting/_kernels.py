@@ -283,8 +283,9 @@ def warm_up():
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     Xb, thresholds, n_bins, offsets = make_bins(X, 255)
-    for loss in ("squared", "exponential", "logistic"):
-        grower = ForestGrower(loss=loss, regularizer="l2", l2=0.1, gamma=1.0, max_leaf_nodes=6, min_samples_leaf=5,
+    for loss, reg in (("squared", "l2"), ("exponential", "l2"), ("logistic", "l2"), ("squared", "min_penalty"),
+                      ("squared", "min_penalty_sib")):
+        grower = ForestGrower(loss=loss, regularizer=reg, l2=0.1, gamma=2.0, max_leaf_nodes=6, min_samples_leaf=5,
                               opt_interval=2, n_iter=1, learning_rate=0.5, n_tree_search=1, max_bins=255)
         forest = grower.fit(Xb, n_bins, offsets, thresholds, y)
         forest.predict(X)

@@ -71,13 +71,14 @@ class _RGFBase(BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "n_tree_search": [Interval(Integral, 1, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 65535, closed="both")],
+        "correction_start": [StrOptions({"split", "zero"})],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
     }
 
     def __init__(self, max_leaf_nodes=1000, *, l2=0.1, regularizer="l2", gamma=1.0, loss="squared",
                  min_samples_leaf=10, opt_interval=100, n_iter=None, learning_rate=0.5, n_tree_search=1,
-                 max_bins=255, random_state=None, n_jobs=None):
+                 max_bins=255, correction_start="split", random_state=None, n_jobs=None):
         self.max_leaf_nodes = max_leaf_nodes
         self.l2 = l2
         self.regularizer = regularizer
@@ -89,6 +90,7 @@ class _RGFBase(BaseEstimator):
         self.learning_rate = learning_rate
         self.n_tree_search = n_tree_search
         self.max_bins = max_bins
+        self.correction_start = correction_start
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -98,7 +100,8 @@ class _RGFBase(BaseEstimator):
         grower = ForestGrower(loss=self.loss, regularizer=self.regularizer, l2=self.l2, gamma=gamma,
                               max_leaf_nodes=self.max_leaf_nodes, min_samples_leaf=self.min_samples_leaf,
                               opt_interval=self.opt_interval, n_iter=n_iter, learning_rate=self.learning_rate,
-                              n_tree_search=self.n_tree_search, max_bins=self.max_bins)
+                              n_tree_search=self.n_tree_search, max_bins=self.max_bins,
+                              correction_start=self.correction_start)
         return grower.fit(Xb, n_bins, bin_off, thresholds, targets)
 
     def _fit_targets(self, X, targets):
@@ -172,6 +175,10 @@ class RGFRegressor(RegressorMixin, _RGFBase):
         t: splits are searched in the t most recent trees (Sec. 5.3.1).
     max_bins : int, default=255
         Features with more distinct values are cut at quantiles into this many bins.
+    correction_start : {"split", "zero"}, default="split"
+        Where a weight correction starts the leaves added since the previous one: "split" at the weights their
+        split gave them (the paper: Algorithm 3, line 4 and Sec. 5.3.2), "zero" at 0, as the authors' C++
+        program (rgf-python) does. Only for like-for-like comparisons with rgf-python.
     random_state, n_jobs : unused
         The algorithm is deterministic and single-threaded; accepted for the shared estimator interface.
 
@@ -185,11 +192,11 @@ class RGFRegressor(RegressorMixin, _RGFBase):
 
     def __init__(self, max_leaf_nodes=1000, *, l2=0.1, regularizer="l2", gamma=1.0, loss="squared",
                  min_samples_leaf=10, opt_interval=100, n_iter=None, learning_rate=0.5, n_tree_search=1,
-                 max_bins=255, random_state=None, n_jobs=None):
+                 max_bins=255, correction_start="split", random_state=None, n_jobs=None):
         super().__init__(max_leaf_nodes, l2=l2, regularizer=regularizer, gamma=gamma, loss=loss,
                          min_samples_leaf=min_samples_leaf, opt_interval=opt_interval, n_iter=n_iter,
                          learning_rate=learning_rate, n_tree_search=n_tree_search, max_bins=max_bins,
-                         random_state=random_state, n_jobs=n_jobs)
+                         correction_start=correction_start, random_state=random_state, n_jobs=n_jobs)
 
     _parameter_constraints = {**_RGFBase._parameter_constraints, "loss": [StrOptions({"squared"})]}
 
