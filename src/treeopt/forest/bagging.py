@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from ..trees._kernels import forest_accumulate
+from ._predict import dense_oblique_rows, forest_accumulate_dense
 
 
 def tree_seeds(random_state, n_trees):
@@ -56,9 +57,16 @@ class PackedForest:
             self.values[o:o + t.n_nodes][:, cls] = t.leaf_probabilities()
         self.x_float32 = [t.x_dtype == "float32" for t in trees]
         self.n_features = n_features
+        # dense oblique rows when they route exactly as the CSR ones and fit in twice their memory (CO2)
+        self.dense = dense_oblique_rows(self.left, self.feature, self.indptr, self.indices, self.data, n_features)
 
     def accumulate(self, X, first, last, out):
         """``out += sum of the probability rows of trees first..last-1``."""
+        if self.dense is not None:
+            orow, W = self.dense
+            forest_accumulate_dense(X, self.roots, self.left, self.right, self.feature, self.bias, orow, W,
+                                    self.values, first, last, out)
+            return
         forest_accumulate(X, self.roots, self.left, self.right, self.feature, self.bias, self.indptr,
                           self.indices, self.data, self.values, first, last, out)
 

@@ -144,9 +144,10 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             left = 1.0 if is_left else 0.0
             cnt0[yi] += left
             cnt1[yi] += 1.0 - left
-            for j in range(p):
-                g[j] += coef * X[i, j]
-            g[p] -= coef  # the homogeneous coordinate of x~ is -1
+            if coef != 0.0:  # a point that stays on its side (s agrees with the winner) adds exactly zero
+                for j in range(p):
+                    g[j] += coef * X[i, j]
+                g[p] -= coef  # the homogeneous coordinate of x~ is -1
         m = stop - start
         inv = 1.0 / m
         n0 = 0.0
