@@ -106,7 +106,7 @@ class SGDTimingClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if self.init == "axis":
             est = AxisAlignedTreeClassifier(max_depth=self.max_depth, random_state=seed)
         else:
-            est = CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features="sqrt",
+            est = CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features=None,
                                     max_depth=self.max_depth, random_state=seed)
         return est.fit(X, y).tree_
 
