@@ -14,6 +14,7 @@ not inflate: on 2 otherwise idle cores the fit takes about cpu_seconds / 2 (2 th
 """
 
 import argparse
+import json
 import os
 import platform
 import time
@@ -36,6 +37,7 @@ def main():
     parser.add_argument("--C", type=float, default=0.1)
     parser.add_argument("--jobs", default="1,2")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--params", default="{}", help='extra TAOTreeClassifier params as JSON, e.g. \'{"regularize_bias": true}\'')
     parser.add_argument("--out", default="benchmarks/results/tao_speed.csv")
     args = parser.parse_args()
 
@@ -49,7 +51,7 @@ def main():
     TAOTreeClassifier(C=args.C, max_depth=3, max_iter=1).fit(X[:500], y[:500])
     rows = []
     for n_jobs in [int(j) for j in args.jobs.split(",")]:
-        est = TAOTreeClassifier(C=args.C, init=cart, n_jobs=n_jobs, random_state=args.seed)
+        est = TAOTreeClassifier(C=args.C, init=cart, n_jobs=n_jobs, random_state=args.seed, **json.loads(args.params))
         load_before = os.getloadavg()[0]
         start, cpu_start = time.perf_counter(), time.process_time()
         est.fit(X, y)
@@ -58,7 +60,7 @@ def main():
         stats = est.tree_.stats()
         row = {
             "dataset": args.dataset, "n_train": X.shape[0], "n_features": X.shape[1], "depth": args.depth,
-            "C": args.C, "n_jobs": n_jobs, "fit_seconds": seconds, "cpu_seconds": cpu_seconds, "liblinear_seconds": est.liblinear_seconds_,
+            "C": args.C, "params": args.params, "n_jobs": n_jobs, "fit_seconds": seconds, "cpu_seconds": cpu_seconds, "liblinear_seconds": est.liblinear_seconds_,
             "liblinear_share": est.liblinear_seconds_ / seconds, "n_iter": est.n_iter_,
             "node_solves": est.fit_stats_["node_solves"], "node_solves_skipped": est.fit_stats_["node_solves_skipped"],
             "cart_seconds": cart_seconds, "init_train_error": 100 * est.history_[0],

@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.tao import TAOTreeClassifier, tao_path
 from treeopt.tao import _kernels as K
-from treeopt.tao._liblinear import oriented_weights, train_model
+from treeopt.tao._liblinear import l1_svm, oriented_weights, train_model
 from treeopt.tao.tao import _WorkTree
 from treeopt.trees import Tree
 
@@ -119,7 +119,7 @@ def test_pruning_leaves_training_predictions_unchanged():
                                     random_state=0, criterion="entropy")
         work = _WorkTree(tree, label)
         Xr = X.astype("float32").astype(float)
-        pre._optimise(work, Xr, sp.csr_matrix(Xr), np.searchsorted(pre.classes_, y), 10, C)
+        pre._optimise(work, Xr, pre._liblinear_matrix(Xr), np.searchsorted(pre.classes_, y), 10, C)
         before = pre.classes_[work.predict_labels(Xr)]
         n_before = int(np.sum(work.left >= 0))
         _, _ = pre._finish(work, Xr, np.searchsorted(pre.classes_, y), 10, "float32")
@@ -182,6 +182,53 @@ def test_liblinear_decision_function_sign(first_label_positive):
 def test_liblinear_needs_csr():
     with pytest.raises(TypeError, match="csr_matrix"):
         train_model(np.eye(3), np.array([True, False, True]), 1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_unpenalised_bias_svm_is_invariant_to_shifting_features(seed):
+    """With -R (bias not in the l1 penalty) the node SVM on X minus a per-column shift m has the same optimum:
+    same w, bias b' = b - w . m. fit() relies on this to hand LIBLINEAR the sparse X - mode."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(200, 8)) * 1.7 - 0.4  # repeated values, fully dense
+    score = X @ rng.standard_normal(8) + 0.3 * rng.standard_normal(200)
+    target = score > np.median(score)  # balanced: LIBLINEAR reaches eps=1e-7 well within its 1000 CD passes
+    m = K.column_modes(X)
+    Xs = X - m
+    assert np.count_nonzero(Xs) < 0.75 * X.size
+    kw = dict(eps=1e-7, seed=1)
+    w0, b0, _ = l1_svm(sp.csr_matrix(X), target, 1.0, regularize_bias=False, **kw)
+    w1, b1, _ = l1_svm(sp.csr_matrix(Xs), target, 1.0, regularize_bias=False, **kw)
+    np.testing.assert_allclose(w1, w0, atol=1e-4)
+    assert b1 + w1 @ m == pytest.approx(b0, abs=1e-4)
+    # a penalised bias is not shift invariant: the check above can fail
+    w2, b2, _ = l1_svm(sp.csr_matrix(X), target, 1.0, regularize_bias=True, **kw)
+    w3, b3, _ = l1_svm(sp.csr_matrix(Xs), target, 1.0, regularize_bias=True, **kw)
+    assert np.abs(w2 - w3).max() > 1e-3 or abs(b3 + w3 @ m - b2) > 1e-3
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), p=st.integers(1, 4))
+def test_column_modes(seed, n, p):
+    X = np.random.default_rng(seed).integers(-2, 3, size=(n, p)).astype(float)
+    for f, mode in enumerate(K.column_modes(X)):
+        vals, counts = np.unique(X[:, f], return_counts=True)
+        assert mode == vals[np.argmax(counts)]  # np.unique sorts, argmax takes the first: smallest tie
+
+
+def test_oblique_side_matches_tree_routing():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 6))
+    w = np.array([0.0, 1.3, 0.0, -0.7, 2.1, 0.0])
+    idx = np.flatnonzero(w)
+    # a depth-1 oblique tree with this hyperplane routes exactly as oblique_side says
+    tree = Tree(np.array([1, -1, -1]), np.array([2, -1, -1]), sp.csr_matrix(np.vstack([w, np.zeros((2, 6))])),
+                np.array([0.1, 0.0, 0.0]), np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
+                feature=np.array([-1, -2, -2]), value_kind="probabilities")
+    work = _WorkTree(tree, np.array([0, 0, 1]))
+    rows = np.arange(300, dtype=np.int64)
+    side = K.oblique_side(X, rows, idx.astype(np.int64), w[idx], 0.1)
+    np.testing.assert_array_equal(side, work.predict_labels(X) == 1)
+    np.testing.assert_array_equal(side, X @ w - 0.1 >= 0)
 
 
 # ------------------------------------------------------------------------ behaviour

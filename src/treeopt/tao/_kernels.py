@@ -153,3 +153,42 @@ def majority(y, rows, n_classes, current):
         if counts[c] > counts[best]:
             best = c
     return best, counts
+
+
+@njit(cache=True, nogil=True)
+def oblique_side(X, rows, idx, w, b):
+    """``w . x - b >= 0`` for X[rows] with the weights ``w`` on features ``idx`` (ascending), summed in the same
+    order as :func:`_goes_right`, so a node's accept test sees exactly the routing the tree will use."""
+    m = rows.shape[0]
+    out = np.empty(m, dtype=np.bool_)
+    for k in range(m):
+        r = rows[k]
+        s = 0.0
+        for jj in range(idx.shape[0]):
+            s += w[jj] * X[r, idx[jj]]
+        out[k] = s - b >= 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def column_modes(X):
+    """Most frequent value of every column of X (ties: the smallest such value)."""
+    n, p = X.shape
+    out = np.zeros(p)
+    col = np.empty(n)
+    for f in range(p):
+        for r in range(n):
+            col[r] = X[r, f]
+        col.sort()
+        best_val = col[0] if n > 0 else 0.0
+        best_len = 0
+        k = 0
+        while k < n:
+            j = k + 1
+            while j < n and col[j] == col[k]:
+                j += 1
+            if j - k > best_len:
+                best_len, best_val = j - k, col[k]
+            k = j
+        out[f] = best_val
+    return out

@@ -220,8 +220,11 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         iterations" — an absolute 0.5-point rule stops after 2-4 on our data).
     svm_tol : float, default=0.01
         LIBLINEAR's stopping tolerance ``-e`` (its default for solver 5).
-    regularize_bias : bool, default=True
-        LIBLINEAR's default (the bias feature is penalised too); False passes ``-R``.
+    regularize_bias : bool, default=False
+        Whether LIBLINEAR penalises the bias too (its own default, ``-B 1`` without ``-R``). The paper's node
+        problem penalises only the weights (Sec. 3: "lambda sum_i ||w_i||_1", b_i is the threshold), which is
+        LIBLINEAR's ``-R`` (default here). Only then is the SVM invariant to shifting a feature, and LIBLINEAR
+        is given every feature minus its most frequent training value, a sparse matrix (see ``fit``).
     accept : {"error", "objective"}, default="error"
         When an oblique node's new hyperplane is kept. "error": the care points' 0/1 loss (4) does not increase,
         so the training error never increases. "objective": also when the l1-penalised objective of Sec. 3,
@@ -278,7 +281,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, node_type="oblique", C=1.0, max_depth=8, init=None, init_criterion="entropy", warm_start_C=None,
                  max_iter=14,
-                 tol=0.005, svm_tol=0.01, regularize_bias=True, accept="error", n_jobs=None, random_state=None):
+                 tol=0.005, svm_tol=0.01, regularize_bias=False, accept="error", n_jobs=None, random_state=None):
         self.node_type = node_type
         self.C = C
         self.max_depth = max_depth
@@ -309,7 +312,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.init_tree_ = tree
         x_dtype = tree.x_dtype
         Xr = np.ascontiguousarray(X.astype(x_dtype).astype(np.float64)) if x_dtype != "float64" else X
-        Xcsr = sp.csr_matrix(Xr) if self.node_type == "oblique" else None
+        Xcsr = self._liblinear_matrix(Xr)
 
         Cs = [float(c) for c in (self.warm_start_C if self.warm_start_C is not None else [])
               if float(c) > float(self.C)]
@@ -338,6 +341,22 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                            "node_solves_skipped": sum(p["node_solves_skipped"] for p in self.path_),
                            "init_train_error": 100.0 * self.path_[0]["init_train_error"]}
         return self
+
+    def _liblinear_matrix(self, X):
+        """The CSR matrix the oblique nodes hand LIBLINEAR (row-sliced per node); sets ``self._shift``.
+
+        With an unpenalised bias the node's SVM is invariant to shifting a feature by a constant
+        (w . (x - m) + b' = w . x + (b' - w . m): same loss, same ||w||_1), so LIBLINEAR gets every column minus
+        its most frequent value: z-scored pixels / one-hot codes become sparse again, and LIBLINEAR's cost is
+        proportional to the non-zeros. ``_solve_node`` maps the bias back (b = b' + w . m).
+        """
+        self._shift = None
+        if self.node_type != "oblique":
+            return None
+        if self.regularize_bias:
+            return sp.csr_matrix(X)
+        self._shift = K.column_modes(X)
+        return sp.csr_matrix(X - self._shift)
 
     def _optimise(self, work, X, Xcsr, y, k, C):
         """TAO iterations (reverse breadth-first passes) on ``work``; returns (train errors, LIBLINEAR s)."""
@@ -422,7 +441,11 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Xc = Xcsr[cidx]
         w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
                                seed=self._seed + node)
-        new_dec = (Xc @ w) - b >= 0.0
+        idx = np.flatnonzero(w)
+        if self._shift is not None:  # hyperplane of the shifted features -> original features
+            b = b + float(w[idx] @ self._shift[idx])
+        # routed exactly as the tree will route them (same kernel arithmetic), so the accept test is exact
+        new_dec = K.oblique_side(X, cidx, idx.astype(np.int64), w[idx], float(b))
         new_err = int(np.count_nonzero(new_dec != target))
         if new_err <= cur_err:  # the care points' 0/1 loss (4) does not increase
             return ("oblique", node, w, float(b), seconds)
