@@ -195,15 +195,23 @@ def test_unpenalised_bias_svm_is_invariant_to_shifting_features(seed):
     m = K.column_modes(X)
     Xs = X - m
     assert np.count_nonzero(Xs) < 0.75 * X.size
+    sign = np.where(target, 1.0, -1.0)
+
+    def objective(w, b):  # ||w||_1 + C sum squared hinge, C = 1, bias unpenalised; "right iff w.x - b >= 0"
+        return np.abs(w).sum() + np.sum(np.maximum(0.0, 1.0 - sign * (X @ w - b)) ** 2)
+
     kw = dict(eps=1e-7, seed=1)
     w0, b0, _ = l1_svm(sp.csr_matrix(X), target, 1.0, regularize_bias=False, **kw)
     w1, b1, _ = l1_svm(sp.csr_matrix(Xs), target, 1.0, regularize_bias=False, **kw)
-    np.testing.assert_allclose(w1, w0, atol=1e-4)
-    assert b1 + w1 @ m == pytest.approx(b0, abs=1e-4)
-    # a penalised bias is not shift invariant: the check above can fail
+    b1 = b1 + w1 @ m  # back to the unshifted features
+    # the same optimum (to the solver's tolerance; coordinate descent converges slowly along flat directions)
+    assert objective(w1, b1) == pytest.approx(objective(w0, b0), rel=2e-4)
+    np.testing.assert_allclose(w1, w0, atol=5e-2)
+    assert b1 == pytest.approx(b0, rel=2e-2, abs=5e-2)
+    # a penalised bias is not shift invariant: the same check fails
     w2, b2, _ = l1_svm(sp.csr_matrix(X), target, 1.0, regularize_bias=True, **kw)
     w3, b3, _ = l1_svm(sp.csr_matrix(Xs), target, 1.0, regularize_bias=True, **kw)
-    assert np.abs(w2 - w3).max() > 1e-3 or abs(b3 + w3 @ m - b2) > 1e-3
+    assert abs(objective(w3, b3 + w3 @ m) - objective(w2, b2)) > 3e-3 * objective(w2, b2)
 
 
 @settings(max_examples=30, deadline=None)

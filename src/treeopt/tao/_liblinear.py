@@ -2,7 +2,9 @@
 
 TAO's sparse oblique node (Sec. 3, "Sparse oblique trees") minimises ``lambda ||w||_1 + sum_n hinge^2`` over
 its care points, i.e. LIBLINEAR's solver 5 (L1R_L2LOSS_SVC) with slack C = 1/lambda and a bias feature
-(``-B 1``). LIBLINEAR is called through ``liblinear-official``'s ctypes API on a ``scipy.sparse.csr_matrix``;
+(``-B 1``). The paper penalises only the weights (b_i is the node's threshold), which is ``-R``
+(``regularize_bias=False``, supported for solver 5 since LIBLINEAR 2.40); LIBLINEAR's own default also puts the
+bias into the l1 penalty. LIBLINEAR is called through ``liblinear-official``'s ctypes API on a ``scipy.sparse.csr_matrix``;
 ctypes releases the GIL during ``train``, so nodes of one depth level can be solved in parallel threads.
 
 Sign convention: LIBLINEAR's decision value ``w . x + w_bias`` is positive for the *first label it saw*
