@@ -239,6 +239,21 @@ def test_oblique_side_matches_tree_routing():
     np.testing.assert_array_equal(side, X @ w - 0.1 >= 0)
 
 
+class _Shifted(TAOTreeClassifier):
+    _shift_features = True
+
+
+def test_shifted_liblinear_input_keeps_error_monotone_and_close():
+    X, y = _digits()
+    X = np.round(X * 4) / 4  # repeated values: the shifted CSR is sparse
+    a = _Shifted(C=1.0, max_depth=5, random_state=0, n_jobs=1).fit(X, y)
+    b = TAOTreeClassifier(C=1.0, max_depth=5, random_state=0, n_jobs=1).fit(X, y)
+    assert a._shift is not None and b._shift is None
+    assert all(e1 <= e0 for e0, e1 in zip(a.history_, a.history_[1:]))
+    assert a.history_[-1] < a.history_[0]
+    assert abs(a.history_[-1] - b.history_[-1]) < 0.05  # same node problems, solver-tolerance differences only
+
+
 # ------------------------------------------------------------------------ behaviour
 def test_same_seed_same_tree():
     X, y = _digits()
