@@ -11,6 +11,7 @@ not inflate: on 2 otherwise idle cores the fit takes about cpu_seconds / 2 (2 th
 ``benchmarks/results/tao_speed.csv``.
 
     python benchmarks/bench_tao.py --dataset fashion_mnist --depth 12 --C 0.1 --jobs 1,2
+    python benchmarks/bench_tao.py --jobs 2 --shift --out benchmarks/results/tao_speed_shift.csv   # comparison
 """
 
 import argparse
@@ -38,12 +39,12 @@ def main():
     parser.add_argument("--jobs", default="1,2")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--params", default="{}", help='extra TAOTreeClassifier params as JSON, e.g. \'{"regularize_bias": true}\'')
-    parser.add_argument("--no-shift", action="store_true",
-                        help="hand LIBLINEAR the z-scored X itself, not X minus its column modes (comparison)")
+    parser.add_argument("--shift", action="store_true",
+                        help="hand LIBLINEAR X minus its column modes (TAOTreeClassifier._shift_features; default off)")
     parser.add_argument("--out", default="benchmarks/results/tao_speed.csv")
     args = parser.parse_args()
 
-    TAOTreeClassifier._shift_features = not args.no_shift
+    TAOTreeClassifier._shift_features = args.shift
     split = load_split(prepare_split(args.dataset, load_config(args.config), args.seed))
     X, y = split.X_train, split.y_train
     print(f"{args.dataset}: train {X.shape}, test {split.X_test.shape}", flush=True)
@@ -63,7 +64,7 @@ def main():
         stats = est.tree_.stats()
         row = {
             "dataset": args.dataset, "n_train": X.shape[0], "n_features": X.shape[1], "depth": args.depth,
-            "C": args.C, "params": args.params, "shift": not args.no_shift, "n_jobs": n_jobs, "fit_seconds": seconds, "cpu_seconds": cpu_seconds, "liblinear_seconds": est.liblinear_seconds_,
+            "C": args.C, "params": args.params, "shift": args.shift, "n_jobs": n_jobs, "fit_seconds": seconds, "cpu_seconds": cpu_seconds, "liblinear_seconds": est.liblinear_seconds_,
             "liblinear_share": est.liblinear_seconds_ / seconds, "n_iter": est.n_iter_,
             "node_solves": est.fit_stats_["node_solves"], "node_solves_skipped": est.fit_stats_["node_solves_skipped"],
             "cart_seconds": cart_seconds, "init_train_error": 100 * est.history_[0],

@@ -1,7 +1,7 @@
 """Connect-4 depth 8, tao_fixed_depth protocol by hand: the C chosen on validation by
 `tao_path_check.py connect4 8 cart objective 100,10,1,0.1,0.01` (C = 0.1) refitted on train+validation along the
 same warm-started path; test accuracy beside the entropy CART of depth 8 (its initial tree) fitted on the same data.
-Optional argv[1]: extra TAOTreeClassifier params as JSON; argv[2] = "noshift" hands LIBLINEAR the unshifted X.
+Optional argv[1]: extra TAOTreeClassifier params as JSON; argv[2] = "shift" hands LIBLINEAR X minus its column modes.
 """
 import json
 import sys
@@ -15,7 +15,7 @@ s = load_split(prepare_split("connect4", load_config("config.yaml"), 0))
 X = np.vstack([s.X_train, s.X_val]); y = np.concatenate([s.y_train, s.y_val])
 t = time.time()
 extra = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-TAOTreeClassifier._shift_features = not (len(sys.argv) > 2 and sys.argv[2] == "noshift")
+TAOTreeClassifier._shift_features = len(sys.argv) > 2 and sys.argv[2] == "shift"
 est = TAOTreeClassifier(C=0.1, warm_start_C=[100, 10, 1, 0.1], accept="objective", max_depth=8,
                         random_state=0, **extra).fit(X, y)
 print(extra, "shift", TAOTreeClassifier._shift_features)
