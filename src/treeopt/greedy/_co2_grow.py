@@ -128,7 +128,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     arrays ``(left, right, feature, bias, depth, n_samples, value, wrow, W, counts)``: ``wrow[i]`` is the
     row of ``W`` holding node i's oblique weights (-1 otherwise), ``value`` the class frequencies, and
     ``counts = [n_oblique, n_axis_fallbacks, n_collapsed]`` (collapsed: stumps that sent every point one way
-    and, without the fallback, made the node a leaf).
+    and, without the fallback, made the node a leaf) and ``epochs``, the SGD epochs each node's stump ran
+    (0 at leaves).
     """
     n = idx.shape[0]
     p = X.shape[1]
@@ -145,6 +146,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     W = np.empty((16, p))
     n_w = 0
     counts = np.zeros(3, dtype=np.int64)
+    epochs = np.zeros(cap, dtype=np.int64)
 
     state = np.full(1, seed, dtype=np.uint64)
     xlogx = _xlogx_table(n)
@@ -262,8 +264,9 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, _, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
+        b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
                                    max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history)
+        epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):
                 b += w[j] * mean[j] / std[j]
@@ -340,7 +343,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         st_stop[top] = start + nl
         top += 1
     return (left[:n_nodes], right[:n_nodes], feature[:n_nodes], bias[:n_nodes], depth[:n_nodes],
-            n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts)
+            n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts, epochs[:n_nodes])
 
 
 @njit(**_NJIT)

@@ -49,6 +49,17 @@ def _shuffle(perm, state):
 
 
 @njit(**_NJIT)
+def shuffle_epoch(perm, state):
+    """In-place Fisher-Yates shuffle of one CO2 epoch: the splitmix64 stream with Lemire's multiply-shift
+    reduction onto ``0..i`` (no 64-bit division per draw; bias below 2^-32 for the sizes used here)."""
+    for i in range(perm.shape[0] - 1, 0, -1):
+        j = np.int64(((_splitmix64(state) >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+
+
+@njit(**_NJIT)
 def _softmax_into(theta_row, out):
     """Write softmax(theta_row) into ``out`` and return logsumexp(theta_row) (eq. (1), (3))."""
     m = theta_row[0]
@@ -101,7 +112,7 @@ def batch_bounds(n, batch_size):
 
 
 @njit(**_NJIT)
-def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu):
+def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
@@ -111,25 +122,21 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
     onto ``||w~||^2 <= nu`` (eq. (9)). ``wb``, ``theta``, ``v`` (p + 1) and ``vtheta`` (2, k) are updated in
-    place; returns the largest ``||w~||^2`` after any projection.
+    place; ``g`` (p + 1), ``prob`` and ``cnt`` (2, k) are scratch. ``X`` may be float32 (the products are
+    accumulated in float64). Returns the largest ``||w~||^2`` after any projection.
     """
     n, p = X.shape
     k = theta.shape[1]
-    g = np.empty(p + 1)
-    prob0 = np.empty(k)
-    prob1 = np.empty(k)
-    cnt0 = np.empty(k)
-    cnt1 = np.empty(k)
     max_norm2 = 0.0
     for bi in range(n_batches):
         start = bi * n // n_batches
         stop = (bi + 1) * n // n_batches
-        lse0 = _softmax_into(theta[0], prob0)
-        lse1 = _softmax_into(theta[1], prob1)
+        lse0 = _softmax_into(theta[0], prob[0])
+        lse1 = _softmax_into(theta[1], prob[1])
         g[:] = 0.0
-        cnt0[:] = 0.0
-        cnt1[:] = 0.0
+        cnt[:] = 0.0
         b = wb[p]
+        gb = 0.0
         for t in range(start, stop):
             i = perm[t]
             z = -b
@@ -139,20 +146,21 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             a0 = -z + lse0 - theta[0, yi]
             a1 = z + lse1 - theta[1, yi]
             s = side[i]
-            is_left = a0 >= a1
-            coef = -(1.0 + s) if is_left else 1.0 - s  # no branch: both arms are selects
-            left = 1.0 if is_left else 0.0
-            cnt0[yi] += left
-            cnt1[yi] += 1.0 - left
-            if coef != 0.0:  # a point that stays on its side (s agrees with the winner) adds exactly zero
-                for j in range(p):
-                    g[j] += coef * X[i, j]
-                g[p] -= coef  # the homogeneous coordinate of x~ is -1
+            r = 1.0 if a1 > a0 else 0.0  # the right leaf wins (ties go left); selects, no branch
+            coef = 1.0 - s - 2.0 * (1.0 - r)  # -(1 + s) on the left, 1 - s on the right
+            cnt[0, yi] += 1.0 - r
+            cnt[1, yi] += r
+            # every point adds coef x~ (zero when s agrees with the winner): branch-free, so the
+            # unpredictable winner costs no pipeline flush
+            for j in range(p):
+                g[j] += coef * X[i, j]
+            gb -= coef  # the homogeneous coordinate of x~ is -1
+        g[p] = gb
         m = stop - start
         inv = 1.0 / m
         n0 = 0.0
         for c in range(k):
-            n0 += cnt0[c]
+            n0 += cnt[0, c]
         n1 = m - n0
         norm2 = 0.0
         for j in range(p + 1):
@@ -160,9 +168,9 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             wb[j] += v[j]
             norm2 += wb[j] * wb[j]
         for c in range(k):
-            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob0[c] - cnt0[c]) * inv
+            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob[0, c] - cnt[0, c]) * inv
             theta[0, c] += vtheta[0, c]
-            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob1[c] - cnt1[c]) * inv
+            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob[1, c] - cnt[1, c]) * inv
             theta[1, c] += vtheta[1, c]
         if norm2 > nu:
             scale = np.sqrt(nu / norm2)
@@ -219,6 +227,9 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     v = np.zeros(p + 1)
     vtheta = np.zeros((2, k))
     n_batches = batch_bounds(n, batch_size)
+    g = np.empty(p + 1)
+    prob = np.empty((2, k))
+    cnt = np.empty((2, k))
 
     max_norm2 = 0.0
     for j in range(p + 1):
@@ -230,8 +241,9 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     n_rises = 0
     n_epochs = 0
     for epoch in range(max_epochs):
-        _shuffle(perm, state)
-        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu)
+        if n_batches > 1:  # one full batch: the order of the points does not change the step
+            shuffle_epoch(perm, state)
+        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1

@@ -292,10 +292,11 @@ class CO2TreeClassifier(GreedyTreeClassifier):
                             int(self.min_samples_leaf), -1 if self.max_depth is None else int(self.max_depth),
                             STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback],
                             bool(self.compare_with_axis), np.uint64(seed))
-        left, right, feature, bias, depth, n_samples, value, wrow, W, counts = out
+        left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)
         weights = sp.csr_matrix((data, indices, indptr), shape=(left.shape[0], p))
         self.tree_ = Tree(left, right, weights, bias, value, feature=feature, depth=depth, n_samples=n_samples,
                           value_kind="probabilities")
         self.n_oblique_splits_, self.n_axis_fallbacks_, self.n_collapsed_splits_ = (int(c) for c in counts)
+        self.node_epochs_ = epochs
         return self
