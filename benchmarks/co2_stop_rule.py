@@ -25,8 +25,14 @@ from treeopt.forest import CO2ForestClassifier
 from co2_targets import chosen_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
 
 HERE = Path(__file__).resolve().parent
-# (n_iter_no_change, tol, max_epochs): the old default first
-RULES = [(20, 1e-3, 200), (10, 1e-3, 200), (5, 1e-3, 200), (3, 1e-3, 200), (5, 1e-2, 200), (5, 1e-3, 50)]
+# (n_iter_no_change, tol, max_epochs, tol_reference): the old default first
+RULES = [(20, 1e-3, 200, "best"), (10, 1e-3, 200, "best"), (5, 1e-3, 200, "best"), (3, 1e-3, 200, "best"),
+         (5, 1e-2, 200, "best"), (5, 1e-3, 50, "best")]
+
+
+def parse_rules(text):
+    """``"10,1e-3,200,initial;20,1e-3,200,best"`` -> rule tuples."""
+    return [(int(a), float(b), int(c), d) for a, b, c, d in (r.split(",") for r in text.split(";"))]
 
 
 def main(argv=None):
@@ -34,6 +40,8 @@ def main(argv=None):
     ap.add_argument("--datasets", nargs="+", default=["letter", "satimage"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--n-trees", type=int, default=30)
+    ap.add_argument("--rules", type=parse_rules, default=RULES,
+                    help='"n_iter_no_change,tol,max_epochs,tol_reference;..." (default: the list in RULES)')
     ap.add_argument("--out", default=str(HERE / "results" / "co2_stop_rule.csv"))
     args = ap.parse_args(argv)
     rows = []
@@ -44,24 +52,25 @@ def main(argv=None):
         print(f"{name}: {params} ({source}); train {split.X_train.shape}, validation {split.X_val.shape}",
               flush=True)
         CO2ForestClassifier(n_estimators=1, max_epochs=2, **params).fit(split.X_train[:300], split.y_train[:300])
-        for nic, tol, max_epochs in RULES:
+        for nic, tol, max_epochs, ref in args.rules:
             for seed in args.seeds:
                 model = CO2ForestClassifier(n_estimators=args.n_trees, n_jobs=1, random_state=seed, tol=tol,
-                                            n_iter_no_change=nic, max_epochs=max_epochs, **params)
+                                            tol_reference=ref, n_iter_no_change=nic, max_epochs=max_epochs, **params)
                 c0 = time.process_time()
                 model.fit(split.X_train, split.y_train)
                 cpu = time.process_time() - c0
                 epochs = np.concatenate([e.node_epochs_[e.node_epochs_ > 0] for e in model.estimators_])
                 err = 100.0 * float(np.mean(model.predict(split.X_val) != split.y_val))
-                rows.append({"dataset": name, "n_iter_no_change": nic, "tol": tol, "max_epochs": max_epochs,
+                rows.append({"dataset": name, "n_iter_no_change": nic, "tol": tol, "tol_reference": ref,
+                             "max_epochs": max_epochs,
                              "seed": seed, "val_error": err, "fit_cpu_seconds": cpu,
                              "mean_epochs": float(epochs.mean())})
-                print(f"{name} nic={nic} tol={tol} max_epochs={max_epochs} seed={seed}: val {err:.2f}%  "
+                print(f"{name} nic={nic} tol={tol} ({ref}) max_epochs={max_epochs} seed={seed}: val {err:.2f}%  "
                       f"cpu {cpu:.1f}s  epochs {epochs.mean():.1f}", flush=True)
     table = pd.DataFrame(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     table.round(4).to_csv(args.out, index=False)
-    print(table.groupby(["dataset", "n_iter_no_change", "tol", "max_epochs"])[
+    print(table.groupby(["dataset", "n_iter_no_change", "tol", "tol_reference", "max_epochs"])[
         ["val_error", "fit_cpu_seconds", "mean_epochs"]].agg(["mean", "std"]).round(3).to_string())
 
 

@@ -120,7 +120,7 @@ def _gain(y, idx, start, stop, go_right, k, xlogx):
 @njit(**_NJIT)
 def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, tau, tol, n_iter_no_change,
                   patience, min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-                  compare_with_axis, seed):
+                  compare_with_axis, seed, tol_initial=False):
     """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
 
     ``y`` holds labels ``0..k-1``; ``max_depth < 0`` means unlimited; ``standardize`` is 0 (inputs as
@@ -265,7 +265,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w[f] = scale
         sub_seed = _splitmix64(state)
         b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
-                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history)
+                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
+                                      tol_initial)
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):

@@ -76,7 +76,7 @@ def _softmax_into(theta_row, out):
 
 
 @njit(**_NJIT)
-def _surrogate_pass(X, y, wb, theta, side, refresh):
+def _surrogate_pass(X, y, wb, theta, side, refresh, prob):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
@@ -84,9 +84,7 @@ def _surrogate_pass(X, y, wb, theta, side, refresh):
     ``w_old <- w`` (Alg. 1 line 4).
     """
     n, p = X.shape
-    k = theta.shape[1]
-    prob = np.empty(k)
-    lse0 = _softmax_into(theta[0], prob)
+    lse0 = _softmax_into(theta[0], prob)  # prob: scratch of length k
     lse1 = _softmax_into(theta[1], prob)
     b = wb[p]
     total = 0.0
@@ -199,7 +197,7 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
 
 @njit(**_NJIT)
 def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, tau, tol,
-                  n_iter_no_change, patience, seed, history):
+                  n_iter_no_change, patience, seed, history, tol_initial=False):
     """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD.
 
     ``w`` (p,) and ``theta`` (2, k) are updated in place; ``b`` is returned. Epoch e shuffles the points
@@ -210,8 +208,10 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     The tracked surrogate is eq. (10) averaged over all n points at one parameter state: ``history[0]``
     at the start, ``history[e]`` after epoch e (the pass that evaluates it also refreshes the signs
     when due). Learning rate: :func:`next_learning_rate` with ``patience`` consecutive rises. Stopping:
-    after ``max_epochs``, or when the best surrogate has not dropped by a relative ``tol`` for
-    ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
+    after ``max_epochs``, or when the best surrogate has not dropped by ``tol`` times its own value
+    (``tol_initial`` false) or times the node's initial surrogate ``history[0]`` (``tol_initial`` true: one
+    scale per node, so a nearly pure node whose surrogate approaches 0 is not held to ever smaller steps)
+    for ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
 
     Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
     ``||[w, b]||^2`` seen after any step, and the final rate.
@@ -234,7 +234,7 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
-    current = _surrogate_pass(X, y, wb, theta, side, True)
+    current = _surrogate_pass(X, y, wb, theta, side, True, prob[0])
     history[0] = current
     best = current
     since_best = 0
@@ -248,10 +248,10 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
             max_norm2 = m2
         n_epochs = epoch + 1
         previous = current
-        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0)
+        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0, prob[0])
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
-        if current < best - tol * abs(best):
+        if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
             best = current
             since_best = 0
         else:
