@@ -76,22 +76,27 @@ def _softmax_into(theta_row, out):
 
 
 @njit(**_NJIT)
-def _surrogate_pass(X, y, wb, theta, side, refresh, prob):
+def _surrogate_pass(X, y, wb, theta, side, refresh, prob, lse, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
     the CCCP signs are set from the same pass: ``side[i] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
-    ``w_old <- w`` (Alg. 1 line 4).
+    ``w_old <- w`` (Alg. 1 line 4). The pass leaves what the next mini-batch, which starts from the same
+    state, needs: ``zbuf[i] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``lse`` (2,) their
+    log-sum-exps (see ``cached`` in :func:`sgd_epoch`).
     """
     n, p = X.shape
-    lse0 = _softmax_into(theta[0], prob)  # prob: scratch of length k
-    lse1 = _softmax_into(theta[1], prob)
+    lse0 = _softmax_into(theta[0], prob[0])
+    lse1 = _softmax_into(theta[1], prob[1])
+    lse[0] = lse0
+    lse[1] = lse1
     b = wb[p]
     total = 0.0
     for i in range(n):
         z = -b
         for j in range(p):
             z += wb[j] * X[i, j]
+        zbuf[i] = z
         yi = y[i]
         a0 = -z + lse0 - theta[0, yi]
         a1 = z + lse1 - theta[1, yi]
@@ -110,7 +115,7 @@ def batch_bounds(n, batch_size):
 
 
 @njit(**_NJIT)
-def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt):
+def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, cached, lse, zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
@@ -120,7 +125,10 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
     onto ``||w~||^2 <= nu`` (eq. (9)). ``wb``, ``theta``, ``v`` (p + 1) and ``vtheta`` (2, k) are updated in
-    place; ``g`` (p + 1), ``prob`` and ``cnt`` (2, k) are scratch. ``X`` may be float32 (the products are
+    place; ``g`` (p + 1), ``prob`` and ``cnt`` (2, k) are scratch. With ``cached``, the first batch takes
+    its margins ``zbuf[i]``, ``prob`` and ``lse`` from the :func:`_surrogate_pass` just made at the same state
+    (the same arithmetic, so the same numbers; a node of at most ``batch_size`` points, one batch per
+    epoch, then computes each margin once per epoch instead of twice). ``X`` may be float32 (the products are
     accumulated in float64). Returns the largest ``||w~||^2`` after any projection.
     """
     n, p = X.shape
@@ -129,17 +137,25 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     for bi in range(n_batches):
         start = bi * n // n_batches
         stop = (bi + 1) * n // n_batches
-        lse0 = _softmax_into(theta[0], prob[0])
-        lse1 = _softmax_into(theta[1], prob[1])
+        use_cache = cached and bi == 0
+        if use_cache:
+            lse0 = lse[0]
+            lse1 = lse[1]
+        else:
+            lse0 = _softmax_into(theta[0], prob[0])
+            lse1 = _softmax_into(theta[1], prob[1])
         g[:] = 0.0
         cnt[:] = 0.0
         b = wb[p]
         gb = 0.0
         for t in range(start, stop):
             i = perm[t]
-            z = -b
-            for j in range(p):
-                z += wb[j] * X[i, j]
+            if use_cache:
+                z = zbuf[i]
+            else:
+                z = -b
+                for j in range(p):
+                    z += wb[j] * X[i, j]
             yi = y[i]
             a0 = -z + lse0 - theta[0, yi]
             a1 = z + lse1 - theta[1, yi]
@@ -230,11 +246,13 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     g = np.empty(p + 1)
     prob = np.empty((2, k))
     cnt = np.empty((2, k))
+    lse = np.empty(2)
+    zbuf = np.empty(n)
 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
-    current = _surrogate_pass(X, y, wb, theta, side, True, prob[0])
+    current = _surrogate_pass(X, y, wb, theta, side, True, prob, lse, zbuf)
     history[0] = current
     best = current
     since_best = 0
@@ -243,12 +261,13 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     for epoch in range(max_epochs):
         if n_batches > 1:  # one full batch: the order of the points does not change the step
             shuffle_epoch(perm, state)
-        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt)
+        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, True, lse,
+                       zbuf)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1
         previous = current
-        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0, prob[0])
+        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0, prob, lse, zbuf)
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
         if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
