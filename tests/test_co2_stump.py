@@ -275,3 +275,37 @@ def test_optimiser_rejects_inconsistent_inputs():
         optimize_co2_stump(X, np.zeros(5, dtype=int), np.zeros(3), 0.0, np.zeros((2, 2)))
     with pytest.raises(ValueError, match="theta"):
         optimize_co2_stump(X, np.array([0, 1, 2, 0, 1]), np.zeros(2), 0.0, np.zeros((2, 2)))
+
+
+def _stop_epoch(history, tol, n_iter_no_change, reference):
+    """Epochs the stop rule allows on a surrogate history: the first epoch after which the best value has
+    not fallen by ``tol`` x (best or initial value) for ``n_iter_no_change`` epochs."""
+    best, since = history[0], 0
+    for e in range(1, len(history)):
+        scale = abs(history[0]) if reference == "initial" else abs(best)
+        if history[e] < best - tol * scale:
+            best, since = history[e], 0
+        else:
+            since += 1
+            if since >= n_iter_no_change:
+                return e
+    return len(history) - 1
+
+
+@pytest.mark.parametrize("n", [60, 450])   # one full batch per epoch, and several mini-batches
+def test_stop_rule_follows_its_definition_and_initial_reference_stops_no_later(n):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n) > 0).astype(int) + (X[:, 2] > 1)
+    theta0 = leaf_log_frequencies(y, X[:, 3] >= 0, 3)
+    w0 = np.array([0.0, 0.0, 0.0, 1.0])
+    runs = {}
+    for ref in ("best", "initial"):
+        stump = optimize_co2_stump(X, y, w0, 0.0, theta0, nu=4.0, learning_rate=0.03, max_epochs=300, tol=1e-2,
+                                   n_iter_no_change=4, tol_reference=ref, seed=1)
+        # the run stopped exactly where the rule says, on its own tracked surrogate
+        assert stump.n_epochs == _stop_epoch(stump.surrogate, 1e-2, 4, ref) < 300
+        runs[ref] = stump
+    # same seed, same trajectory: the initial-referenced run is a prefix of the other and no longer
+    a, b = runs["initial"].surrogate, runs["best"].surrogate
+    assert a.size <= b.size and np.array_equal(a, b[:a.size])

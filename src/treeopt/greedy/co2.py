@@ -126,7 +126,7 @@ class CO2Stump:
 
 def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.01, momentum=0.9,
                        batch_size=100, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20,
-                       patience=OSCILLATION_PATIENCE, seed=0):
+                       tol_reference="best", patience=OSCILLATION_PATIENCE, seed=0):
     """Optimise one CO2 stump from ``(weights, bias, theta)``: Alg. 1 with the Sec. 4.2 modifications.
 
     Parameters
@@ -141,6 +141,7 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
     momentum, batch_size : the paper's 0.9 and 100 (gradients averaged over the mini-batch).
     max_epochs, tol, n_iter_no_change : stop after ``max_epochs`` epochs, or once the best epoch
         surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
+    tol_reference : "best" or "initial", what ``tol`` is relative to (the best or the first surrogate).
     tau : int, epochs between CCCP refreshes of ``w_old`` in eq. (11).
     seed : int, seeds the kernel's own shuffling stream (independent of threads).
     """
@@ -162,7 +163,7 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
     b, n_epochs, max_norm2, eta = co2_stump_sgd(X, y, w, b, th, float(nu), float(learning_rate),
                                                 float(momentum), int(batch_size), int(max_epochs), int(tau),
                                                 float(tol), int(n_iter_no_change), int(patience),
-                                                np.uint64(seed), history)
+                                                np.uint64(seed), history, tol_reference == "initial")
     return CO2Stump(w, float(b), th, history[:n_epochs + 1].copy(), float(max_norm2), float(eta))
 
 
