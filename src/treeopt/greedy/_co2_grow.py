@@ -55,7 +55,7 @@ def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, t
         f = feats[jf]
         for t in range(m):
             col[t] = X[idx[start + t], f]
-        o = np.argsort(col[:m], kind="mergesort")
+        o = np.argsort(col[:m])  # ties need no order: cuts only fall between distinct values
         lo = col[o[0]]
         hi = col[o[m - 1]]
         if not lo < hi:

@@ -50,13 +50,23 @@ def _shuffle(perm, state):
 
 @njit(**_NJIT)
 def shuffle_epoch(perm, state):
-    """In-place Fisher-Yates shuffle of one CO2 epoch: the splitmix64 stream with Lemire's multiply-shift
-    reduction onto ``0..i`` (no 64-bit division per draw; bias below 2^-32 for the sizes used here)."""
-    for i in range(perm.shape[0] - 1, 0, -1):
-        j = np.int64(((_splitmix64(state) >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
+    """In-place Fisher-Yates shuffle of one CO2 epoch driven by the splitmix64 stream: each 64-bit draw gives
+    two swaps (its high and low 32 bits, each mapped onto ``0..i`` by Lemire's multiply-shift, no division;
+    bias below n / 2^32)."""
+    i = perm.shape[0] - 1
+    while i > 0:
+        r = _splitmix64(state)
+        j = np.int64(((r >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
         tmp = perm[i]
         perm[i] = perm[j]
         perm[j] = tmp
+        i -= 1
+        if i > 0:
+            j = np.int64(((r & np.uint64(0xFFFFFFFF)) * np.uint64(i + 1)) >> np.uint64(32))
+            tmp = perm[i]
+            perm[i] = perm[j]
+            perm[j] = tmp
+            i -= 1
 
 
 @njit(**_NJIT)
