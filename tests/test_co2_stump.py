@@ -309,3 +309,19 @@ def test_stop_rule_follows_its_definition_and_initial_reference_stops_no_later(n
     # same seed, same trajectory: the initial-referenced run is a prefix of the other and no longer
     a, b = runs["initial"].surrogate, runs["best"].surrogate
     assert a.size <= b.size and np.array_equal(a, b[:a.size])
+
+
+@pytest.mark.parametrize("n", [2, 5, 6])
+def test_epoch_shuffle_is_a_uniform_permutation(n):
+    """Two swaps per 64-bit draw (high and low halves) still give every element every position equally
+    often: 30,000 shuffles, each cell within 5 binomial standard deviations of 1/n."""
+    state = np.full(1, 11, dtype=np.uint64)
+    counts = np.zeros((n, n))
+    reps = 30000
+    for _ in range(reps):
+        perm = np.arange(n)
+        shuffle_epoch(perm, state)
+        assert np.array_equal(np.sort(perm), np.arange(n))
+        counts[perm, np.arange(n)] += 1
+    sd = math.sqrt(reps * (1 / n) * (1 - 1 / n))
+    assert np.all(np.abs(counts - reps / n) < 5 * sd)
