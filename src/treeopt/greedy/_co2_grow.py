@@ -55,7 +55,7 @@ def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, t
         f = feats[jf]
         for t in range(m):
             col[t] = X[idx[start + t], f]
-        o = np.argsort(col[:m], kind="mergesort")
+        o = np.argsort(col[:m])  # ties need no order: cuts only fall between distinct values
         lo = col[o[0]]
         hi = col[o[m - 1]]
         if not lo < hi:
@@ -120,7 +120,7 @@ def _gain(y, idx, start, stop, go_right, k, xlogx):
 @njit(**_NJIT)
 def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, tau, tol, n_iter_no_change,
                   patience, min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-                  compare_with_axis, seed):
+                  compare_with_axis, seed, tol_initial=False):
     """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
 
     ``y`` holds labels ``0..k-1``; ``max_depth < 0`` means unlimited; ``standardize`` is 0 (inputs as
@@ -128,7 +128,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     arrays ``(left, right, feature, bias, depth, n_samples, value, wrow, W, counts)``: ``wrow[i]`` is the
     row of ``W`` holding node i's oblique weights (-1 otherwise), ``value`` the class frequencies, and
     ``counts = [n_oblique, n_axis_fallbacks, n_collapsed]`` (collapsed: stumps that sent every point one way
-    and, without the fallback, made the node a leaf).
+    and, without the fallback, made the node a leaf) and ``epochs``, the SGD epochs each node's stump ran
+    (0 at leaves).
     """
     n = idx.shape[0]
     p = X.shape[1]
@@ -145,6 +146,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     W = np.empty((16, p))
     n_w = 0
     counts = np.zeros(3, dtype=np.int64)
+    epochs = np.zeros(cap, dtype=np.int64)
 
     state = np.full(1, seed, dtype=np.uint64)
     xlogx = _xlogx_table(n)
@@ -153,7 +155,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
     col = np.empty(n)
-    Z = np.empty((n, p))
+    Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.int64)
@@ -262,8 +264,10 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, _, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
-                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history)
+        b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
+                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
+                                      tol_initial)
+        epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):
                 b += w[j] * mean[j] / std[j]
@@ -340,7 +344,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         st_stop[top] = start + nl
         top += 1
     return (left[:n_nodes], right[:n_nodes], feature[:n_nodes], bias[:n_nodes], depth[:n_nodes],
-            n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts)
+            n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts, epochs[:n_nodes])
 
 
 @njit(**_NJIT)

@@ -49,6 +49,27 @@ def _shuffle(perm, state):
 
 
 @njit(**_NJIT)
+def shuffle_epoch(perm, state):
+    """In-place Fisher-Yates shuffle of one CO2 epoch driven by the splitmix64 stream: each 64-bit draw gives
+    two swaps (its high and low 32 bits, each mapped onto ``0..i`` by Lemire's multiply-shift, no division;
+    bias below n / 2^32)."""
+    i = perm.shape[0] - 1
+    while i > 0:
+        r = _splitmix64(state)
+        j = np.int64(((r >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+        i -= 1
+        if i > 0:
+            j = np.int64(((r & np.uint64(0xFFFFFFFF)) * np.uint64(i + 1)) >> np.uint64(32))
+            tmp = perm[i]
+            perm[i] = perm[j]
+            perm[j] = tmp
+            i -= 1
+
+
+@njit(**_NJIT)
 def _softmax_into(theta_row, out):
     """Write softmax(theta_row) into ``out`` and return logsumexp(theta_row) (eq. (1), (3))."""
     m = theta_row[0]
@@ -65,24 +86,27 @@ def _softmax_into(theta_row, out):
 
 
 @njit(**_NJIT)
-def _surrogate_pass(X, y, wb, theta, side, refresh):
+def _surrogate_pass(X, y, wb, theta, side, refresh, prob, lse, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
     the CCCP signs are set from the same pass: ``side[i] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
-    ``w_old <- w`` (Alg. 1 line 4).
+    ``w_old <- w`` (Alg. 1 line 4). The pass leaves what the next mini-batch, which starts from the same
+    state, needs: ``zbuf[i] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``lse`` (2,) their
+    log-sum-exps (see ``cached`` in :func:`sgd_epoch`).
     """
     n, p = X.shape
-    k = theta.shape[1]
-    prob = np.empty(k)
-    lse0 = _softmax_into(theta[0], prob)
-    lse1 = _softmax_into(theta[1], prob)
+    lse0 = _softmax_into(theta[0], prob[0])
+    lse1 = _softmax_into(theta[1], prob[1])
+    lse[0] = lse0
+    lse[1] = lse1
     b = wb[p]
     total = 0.0
     for i in range(n):
         z = -b
         for j in range(p):
             z += wb[j] * X[i, j]
+        zbuf[i] = z
         yi = y[i]
         a0 = -z + lse0 - theta[0, yi]
         a1 = z + lse1 - theta[1, yi]
@@ -101,7 +125,7 @@ def batch_bounds(n, batch_size):
 
 
 @njit(**_NJIT)
-def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu):
+def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, cached, lse, zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
@@ -111,48 +135,56 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
     onto ``||w~||^2 <= nu`` (eq. (9)). ``wb``, ``theta``, ``v`` (p + 1) and ``vtheta`` (2, k) are updated in
-    place; returns the largest ``||w~||^2`` after any projection.
+    place; ``g`` (p + 1), ``prob`` and ``cnt`` (2, k) are scratch. With ``cached``, the first batch takes
+    its margins ``zbuf[i]``, ``prob`` and ``lse`` from the :func:`_surrogate_pass` just made at the same state
+    (the same arithmetic, so the same numbers; a node of at most ``batch_size`` points, one batch per
+    epoch, then computes each margin once per epoch instead of twice). ``X`` may be float32 (the products are
+    accumulated in float64). Returns the largest ``||w~||^2`` after any projection.
     """
     n, p = X.shape
     k = theta.shape[1]
-    g = np.empty(p + 1)
-    prob0 = np.empty(k)
-    prob1 = np.empty(k)
-    cnt0 = np.empty(k)
-    cnt1 = np.empty(k)
     max_norm2 = 0.0
     for bi in range(n_batches):
         start = bi * n // n_batches
         stop = (bi + 1) * n // n_batches
-        lse0 = _softmax_into(theta[0], prob0)
-        lse1 = _softmax_into(theta[1], prob1)
+        use_cache = cached and bi == 0
+        if use_cache:
+            lse0 = lse[0]
+            lse1 = lse[1]
+        else:
+            lse0 = _softmax_into(theta[0], prob[0])
+            lse1 = _softmax_into(theta[1], prob[1])
         g[:] = 0.0
-        cnt0[:] = 0.0
-        cnt1[:] = 0.0
+        cnt[:] = 0.0
         b = wb[p]
+        gb = 0.0
         for t in range(start, stop):
             i = perm[t]
-            z = -b
-            for j in range(p):
-                z += wb[j] * X[i, j]
+            if use_cache:
+                z = zbuf[i]
+            else:
+                z = -b
+                for j in range(p):
+                    z += wb[j] * X[i, j]
             yi = y[i]
             a0 = -z + lse0 - theta[0, yi]
             a1 = z + lse1 - theta[1, yi]
             s = side[i]
-            is_left = a0 >= a1
-            coef = -(1.0 + s) if is_left else 1.0 - s  # no branch: both arms are selects
-            left = 1.0 if is_left else 0.0
-            cnt0[yi] += left
-            cnt1[yi] += 1.0 - left
-            if coef != 0.0:  # a point that stays on its side (s agrees with the winner) adds exactly zero
-                for j in range(p):
-                    g[j] += coef * X[i, j]
-                g[p] -= coef  # the homogeneous coordinate of x~ is -1
+            r = 1.0 if a1 > a0 else 0.0  # the right leaf wins (ties go left); selects, no branch
+            coef = 1.0 - s - 2.0 * (1.0 - r)  # -(1 + s) on the left, 1 - s on the right
+            cnt[0, yi] += 1.0 - r
+            cnt[1, yi] += r
+            # every point adds coef x~ (zero when s agrees with the winner): branch-free, so the
+            # unpredictable winner costs no pipeline flush
+            for j in range(p):
+                g[j] += coef * X[i, j]
+            gb -= coef  # the homogeneous coordinate of x~ is -1
+        g[p] = gb
         m = stop - start
         inv = 1.0 / m
         n0 = 0.0
         for c in range(k):
-            n0 += cnt0[c]
+            n0 += cnt[0, c]
         n1 = m - n0
         norm2 = 0.0
         for j in range(p + 1):
@@ -160,9 +192,9 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             wb[j] += v[j]
             norm2 += wb[j] * wb[j]
         for c in range(k):
-            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob0[c] - cnt0[c]) * inv
+            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob[0, c] - cnt[0, c]) * inv
             theta[0, c] += vtheta[0, c]
-            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob1[c] - cnt1[c]) * inv
+            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob[1, c] - cnt[1, c]) * inv
             theta[1, c] += vtheta[1, c]
         if norm2 > nu:
             scale = np.sqrt(nu / norm2)
@@ -191,7 +223,7 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
 
 @njit(**_NJIT)
 def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, tau, tol,
-                  n_iter_no_change, patience, seed, history):
+                  n_iter_no_change, patience, seed, history, tol_initial=False):
     """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD.
 
     ``w`` (p,) and ``theta`` (2, k) are updated in place; ``b`` is returned. Epoch e shuffles the points
@@ -202,8 +234,10 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     The tracked surrogate is eq. (10) averaged over all n points at one parameter state: ``history[0]``
     at the start, ``history[e]`` after epoch e (the pass that evaluates it also refreshes the signs
     when due). Learning rate: :func:`next_learning_rate` with ``patience`` consecutive rises. Stopping:
-    after ``max_epochs``, or when the best surrogate has not dropped by a relative ``tol`` for
-    ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
+    after ``max_epochs``, or when the best surrogate has not dropped by ``tol`` times its own value
+    (``tol_initial`` false) or times the node's initial surrogate ``history[0]`` (``tol_initial`` true: one
+    scale per node, so a nearly pure node whose surrogate approaches 0 is not held to ever smaller steps)
+    for ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
 
     Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
     ``||[w, b]||^2`` seen after any step, and the final rate.
@@ -219,27 +253,34 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     v = np.zeros(p + 1)
     vtheta = np.zeros((2, k))
     n_batches = batch_bounds(n, batch_size)
+    g = np.empty(p + 1)
+    prob = np.empty((2, k))
+    cnt = np.empty((2, k))
+    lse = np.empty(2)
+    zbuf = np.empty(n)
 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
-    current = _surrogate_pass(X, y, wb, theta, side, True)
+    current = _surrogate_pass(X, y, wb, theta, side, True, prob, lse, zbuf)
     history[0] = current
     best = current
     since_best = 0
     n_rises = 0
     n_epochs = 0
     for epoch in range(max_epochs):
-        _shuffle(perm, state)
-        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu)
+        if n_batches > 1:  # one full batch: the order of the points does not change the step
+            shuffle_epoch(perm, state)
+        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, True, lse,
+                       zbuf)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1
         previous = current
-        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0)
+        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0, prob, lse, zbuf)
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
-        if current < best - tol * abs(best):
+        if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
             best = current
             since_best = 0
         else:

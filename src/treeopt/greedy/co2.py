@@ -126,7 +126,7 @@ class CO2Stump:
 
 def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.01, momentum=0.9,
                        batch_size=100, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20,
-                       patience=OSCILLATION_PATIENCE, seed=0):
+                       tol_reference="best", patience=OSCILLATION_PATIENCE, seed=0):
     """Optimise one CO2 stump from ``(weights, bias, theta)``: Alg. 1 with the Sec. 4.2 modifications.
 
     Parameters
@@ -141,6 +141,7 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
     momentum, batch_size : the paper's 0.9 and 100 (gradients averaged over the mini-batch).
     max_epochs, tol, n_iter_no_change : stop after ``max_epochs`` epochs, or once the best epoch
         surrogate has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
+    tol_reference : "best" or "initial", what ``tol`` is relative to (the best or the first surrogate).
     tau : int, epochs between CCCP refreshes of ``w_old`` in eq. (11).
     seed : int, seeds the kernel's own shuffling stream (independent of threads).
     """
@@ -162,7 +163,7 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
     b, n_epochs, max_norm2, eta = co2_stump_sgd(X, y, w, b, th, float(nu), float(learning_rate),
                                                 float(momentum), int(batch_size), int(max_epochs), int(tau),
                                                 float(tol), int(n_iter_no_change), int(patience),
-                                                np.uint64(seed), history)
+                                                np.uint64(seed), history, tol_reference == "initial")
     return CO2Stump(w, float(b), th, history[:n_epochs + 1].copy(), float(max_norm2), float(eta))
 
 
@@ -196,6 +197,10 @@ class CO2TreeClassifier(GreedyTreeClassifier):
     tol, n_iter_no_change : float, int, default=1e-3, 20
         Stop a stump once the best per-epoch surrogate has not fallen by a relative ``tol`` for
         ``n_iter_no_change`` epochs (the paper's "until the surrogate has converged").
+    tol_reference : {"best", "initial"}, default="best"
+        What ``tol`` is relative to: the best surrogate so far, or the node's initial surrogate (one scale
+        per node; nearly pure nodes, whose surrogate tends to 0, then stop as soon as their steps are small
+        against where they started).
     batch_size : int, default=100
     momentum : float, default=0.9
     axis_fallback : {"collapsed", "never", "no_gain"}, default="collapsed"
@@ -243,6 +248,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "tau": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "tol_reference": [StrOptions({"best", "initial"})],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
@@ -253,8 +259,9 @@ class CO2TreeClassifier(GreedyTreeClassifier):
     }
 
     def __init__(self, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, batch_size=100,
-                 momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none", random_state=None):
+                 min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, tol_reference="best",
+                 batch_size=100, momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none",
+                 random_state=None):
         self.nu = nu
         self.learning_rate = learning_rate
         self.max_features = max_features
@@ -265,6 +272,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         self.tau = tau
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.tol_reference = tol_reference
         self.batch_size = batch_size
         self.momentum = momentum
         self.axis_fallback = axis_fallback
@@ -291,11 +299,12 @@ class CO2TreeClassifier(GreedyTreeClassifier):
                             int(OSCILLATION_PATIENCE), int(max(self.min_samples_split, 2 * self.min_samples_leaf)),
                             int(self.min_samples_leaf), -1 if self.max_depth is None else int(self.max_depth),
                             STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback],
-                            bool(self.compare_with_axis), np.uint64(seed))
-        left, right, feature, bias, depth, n_samples, value, wrow, W, counts = out
+                            bool(self.compare_with_axis), np.uint64(seed), self.tol_reference == "initial")
+        left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)
         weights = sp.csr_matrix((data, indices, indptr), shape=(left.shape[0], p))
         self.tree_ = Tree(left, right, weights, bias, value, feature=feature, depth=depth, n_samples=n_samples,
                           value_kind="probabilities")
         self.n_oblique_splits_, self.n_axis_fallbacks_, self.n_collapsed_splits_ = (int(c) for c in counts)
+        self.node_epochs_ = epochs
         return self
