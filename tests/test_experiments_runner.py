@@ -162,3 +162,18 @@ def test_an_inherited_value_needs_a_selection_that_chose_it(tmp_path, wine_split
         run(tmp_path / "b", dataset="wine", method="rf", params={"max_features": "from-rf-forest"}, seed=0,
             split_path=path, inherit={"max_features": selection})
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_dotted_parameter_goes_inside_the_dict_parameter_and_reads_the_inner_name(tmp_path):
+    """`init_params.nu` (config inherit:) sets init_params["nu"] from the selection's chosen `nu`."""
+    est = methods.make_estimator("nongreedy_tree", {"nu": 1.0, "init_params.nu": 0.1,
+                                                    "init_params.learning_rate": 0.03}, seed=0)
+    assert est.nu == 1.0 and est.init_params == {"nu": 0.1, "learning_rate": 0.03}
+    assert methods.nest_params({"init_params": {"max_epochs": 5}, "init_params.nu": 4}) == {
+        "init_params": {"max_epochs": 5, "nu": 4}}
+    with pytest.raises(ValueError, match="has no parameter"):
+        methods.make_estimator("nongreedy_tree", {"init_parms.nu": 0.1}, seed=0)
+    selection = write_selection(tmp_path / "sel.yaml", {"nu": 10, "learning_rate": 0.01})
+    params, inherited = runner.resolve_inherited({"nu": 1.0, "init_params.nu": "from-co2_tree-fig2"},
+                                                 {"init_params.nu": str(selection)})
+    assert params == {"nu": 1.0, "init_params.nu": 10} and inherited == {"init_params.nu": str(selection)}

@@ -195,3 +195,25 @@ def test_a_bad_inherit_reference_names_experiment_method_and_data_set(edit, expe
     assert expected in message
     assert "experiment 'oblique', method 'co2_forest', data set " in message
     assert message in inherit_problems(config, "p")  # `check` and the workflow's config check say the same
+
+
+def test_a_dotted_inherit_takes_the_choice_at_the_same_sweep_value_into_a_dict_parameter():
+    """The non-greedy tree starts from the CO2 tree chosen at its own depth: `init_params.nu` reads co2_tree's
+    chosen `nu` from the selection at the same max_depth, not one select_at for all depths."""
+    config = plan_config(sweep={"max_depth": [2, 4]}, datasets=["wine"], methods={
+        "co2_tree": {"grid": {"nu": [1, 10]}},
+        "nongreedy_tree": {"grid": {"nu": [1, 10]},
+                           "inherit": {"init_params.nu": {"method": "co2_tree", "experiment": "forest"}}}})
+    assert inherit_problems(config, "p") == []
+    plan = build_plan(config)
+    for seed in (0, 1):
+        for depth in (2, 4):
+            co2 = f"results/selection/wine/co2_tree/forest/max_depth={depth}/seed{seed}.yaml"
+            assert co2 in plan.selections
+            ng = [r for r in plan.runs.values()
+                  if r.method == "nongreedy_tree" and r.seed == seed and dict(r.params)["max_depth"] == depth]
+            assert len(ng) == 2 and all(r.inherit == (("init_params.nu", co2),) for r in ng)
+            assert all(dict(r.params)["init_params.nu"] == Inherited("co2_tree", "forest") for r in ng)
+            finals = [f for f in plan.finals.values() if f.method == "nongreedy_tree" and f.seed == seed
+                      and dict(f.point)["max_depth"] == depth]
+            assert len(finals) == 1 and finals[0].inherit == (("init_params.nu", co2),)

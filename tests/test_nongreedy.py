@@ -293,3 +293,21 @@ def test_verbose_shows_a_progress_bar(iris, capsys):
     assert "non-greedy d=2" in err and "3/3" in err
     NonGreedyTreeClassifier(max_depth=2, init="axis", max_epochs=3, random_state=0).fit(X, y)
     assert "non-greedy" not in capsys.readouterr().err
+
+
+def test_an_integer_seed_starts_from_the_same_seeded_co2_tree():
+    """Sec. 7's CO2 start is the CO2 baseline itself: with random_state=s and no epochs the non-greedy tree
+    predicts exactly as CO2TreeClassifier(random_state=s) with the same nu and learning rate; another seed
+    gives another start."""
+    from sklearn.datasets import load_digits
+
+    from treeopt.greedy import CO2TreeClassifier
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / (X.std(0) + 1e-9)
+    params = {"nu": 0.1, "learning_rate": 0.03}
+    co2 = CO2TreeClassifier(max_depth=3, max_features=None, random_state=3, **params).fit(X, y)
+    ng = NonGreedyTreeClassifier(max_depth=3, nu=1.0, max_epochs=0, init_params=params, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(ng.predict(X), co2.predict(X))
+    other = CO2TreeClassifier(max_depth=3, max_features=None, random_state=4, **params).fit(X, y)
+    assert (other.predict(X) != co2.predict(X)).any()  # the check above could fail

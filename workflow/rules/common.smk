@@ -119,7 +119,7 @@ def run_of(wc):
 def run_inputs(wc):
     """The split, and the selection files that inherited parameters are read from (`inherit:`)."""
     inputs = {"split": split_of(wc)}
-    inherited = [path for _, path in run_of(wc).inherit]
+    inherited = sorted({path for _, path in run_of(wc).inherit})
     if inherited:
         inputs["inherited"] = inherited
     return inputs
@@ -144,7 +144,7 @@ def final_inputs(wc):
     inputs = {"split": split_of(wc)}
     if final.selection is not None:
         inputs["selection"] = final.selection.path
-    inherited = [path for _, path in final.inherit]
+    inherited = sorted({path for _, path in final.inherit})
     if inherited:
         inputs["inherited"] = inherited
     return inputs

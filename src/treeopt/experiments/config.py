@@ -153,8 +153,8 @@ def check_semantics(config):
                     problems.append(f"{mwhere}: cannot import the estimator ({exc})")
                     continue
                 for group, values in {**groups, "inherit": entry.get("inherit") or {}}.items():
-                    for key in values:
-                        if key not in valid:
+                    for key in values:  # "init_params.nu": a key inside the dict parameter init_params
+                        if key.split(".", 1)[0] not in valid:
                             problems.append(_name_error(f"{group} parameter", key, sorted(valid), mwhere))
                 for ds in entry.get("datasets") or []:
                     if ds not in exp["datasets"]:

@@ -89,11 +89,28 @@ def resolve_value(value, n_features):
     return value
 
 
+def nest_params(params):
+    """Fold dotted keys into dict parameters: ``{"init_params.nu": 1}`` -> ``{"init_params": {"nu": 1}}``
+    (merged into a dict already given for ``init_params``). Config ``inherit:`` uses the dotted form to put
+    another method's chosen value inside a dict parameter."""
+    nested = {}
+    for key, value in params.items():
+        if "." in key:
+            outer, inner = key.split(".", 1)
+            base = params.get(outer) or {}
+            if not isinstance(base, dict):
+                raise ValueError(f"{key}: {outer} is {base!r}, not a dict to put {inner!r} in")
+            nested.setdefault(outer, dict(base))[inner] = value
+        elif key not in nested:
+            nested[key] = value
+    return nested
+
+
 def check_params(method, params):
     """Raise a ValueError naming any parameter the method's estimator does not take."""
     spec = get_method(method)
     valid = spec.parameter_names()
-    unknown = sorted(set(params) - valid)
+    unknown = sorted({k.split(".", 1)[0] for k in params} - valid)
     if unknown:
         raise ValueError(f"method {method!r} ({spec.estimator}) has no parameter(s) {', '.join(map(repr, unknown))}; "
                          f"valid: {', '.join(sorted(valid - {'random_state', 'n_jobs'}))}")
@@ -103,7 +120,7 @@ def make_estimator(method, params, seed, n_jobs=1, n_features=None):
     """A fresh, unfitted estimator for ``method`` with ``params``, seeded with ``seed``."""
     spec = get_method(method)
     check_params(method, params)
-    kwargs = {**spec.fixed, **{k: resolve_value(v, n_features) for k, v in params.items()}}
+    kwargs = {**spec.fixed, **nest_params({k: resolve_value(v, n_features) for k, v in params.items()})}
     valid = spec.parameter_names()
     if "random_state" in valid:
         kwargs["random_state"] = seed

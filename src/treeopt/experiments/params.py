@@ -75,8 +75,9 @@ def params_slug(params):
     if not params:
         return EMPTY_SLUG
     for key in params:
-        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            raise ValueError(f"parameter names must be identifiers, got {key!r}")
+        # "init_params.nu": a key inside a dict parameter (config inherit:)
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?", key):
+            raise ValueError(f"parameter names must be identifiers (or one dotted pair), got {key!r}")
     slug = ",".join(f"{key}={format_value(params[key])}" for key in sorted(params))
     if len(slug) <= MAX_SLUG_LENGTH:
         return slug

@@ -259,12 +259,15 @@ def _runs_on(config, exp, entry, method, dataset):
     return None
 
 
-def inherit_source(config, profile_name, experiment, method, param, dataset, seed, _chain=()):
+def inherit_source(config, profile_name, experiment, method, param, dataset, seed, _chain=(), point=None):
     """Where ``method`` of ``experiment`` takes the inherited ``param`` from on ``dataset`` and ``seed``.
 
     Follows the method entry's ``inherit: {param: {method: M, experiment: E}}``: the selection of M in E at
     E's ``select_at`` (or its only selection), or M's fixed value when M does not choose ``param`` (M's own
-    ``inherit`` is followed in turn). Raises ConfigError naming experiment, method and data set otherwise.
+    ``inherit`` is followed in turn). When E chooses afresh at each sweep value and the inheriting run sits
+    at sweep value ``point`` (items) of the same sweep, the selection at that value is used (e.g. the CO2
+    tree chosen at the same depth). A dotted ``param`` (``init_params.nu``) takes M's ``nu`` into the dict
+    parameter ``init_params``. Raises ConfigError naming experiment, method and data set otherwise.
     """
     profile = config["profiles"][profile_name]
     exp = profile["experiments"][experiment]
@@ -303,18 +306,21 @@ def inherit_source(config, profile_name, experiment, method, param, dataset, see
     if param in (rentry.get("inherit") or {}):
         return inherit_source(config, profile_name, rexp_name, rmethod, param, dataset, seed,
                               (*_chain, (experiment, method)))
+    source = param.rsplit(".", 1)[-1]
     rfixed, rgrid = rentry.get("params") or {}, rentry.get("grid") or {}
-    if param in rfixed:
-        return InheritSource(None, rfixed[param])
-    if param not in rgrid:
-        fail(f"{rmethod!r} in {rexp_name!r} sets no {param} (neither in its params nor in its grid)")
-    if len(rgrid[param]) == 1:  # nothing is chosen: the value is known now
-        return InheritSource(None, rgrid[param][0])
+    if source in rfixed:
+        return InheritSource(None, rfixed[source])
+    if source not in rgrid:
+        fail(f"{rmethod!r} in {rexp_name!r} sets no {source} (neither in its params nor in its grid)")
+    if len(rgrid[source]) == 1:  # nothing is chosen: the value is known now
+        return InheritSource(None, rgrid[source][0])
     select_at = rexp.get("select_at")
     if select_at:
         at = _items(dict(select_at))
     else:
         points = grid_points(rentry.get("sweep", rexp.get("sweep")) or {})
+        if len(points) > 1 and point is not None and dict(point) in points:
+            return InheritSource(selection_path(dataset, rmethod, rexp_name, _items(dict(point)), seed))
         if len(points) > 1:
             fail(f"experiment {rexp_name!r} has no select_at and chooses the parameters of {rmethod!r} afresh at "
                  f"each of its {len(points)} sweep values; give it select_at so there is one choice to inherit")
@@ -333,12 +339,15 @@ def inherit_problems(config, profile_name):
                 task = get_method(mname).task if inherited else None
             except ValueError:
                 continue  # an unknown method; the config check names it
+            sweep = grid_points(entry.get("sweep", exp.get("sweep")) or {}) or [{}]
             for param in inherited:
                 try:
                     for dataset in entry.get("datasets") or exp["datasets"]:
                         if _dataset_task(config, dataset) == task:
                             for seed in exp.get("seeds") or profile["seeds"]:
-                                inherit_source(config, profile_name, ename, mname, param, dataset, seed)
+                                for point in sweep:
+                                    inherit_source(config, profile_name, ename, mname, param, dataset, seed,
+                                                   point=_items(point))
                 except ConfigError as exc:
                     problems.append(str(exc))
     return problems
@@ -369,15 +378,17 @@ def build_plan(config):
                 used.extend([dataset] if dataset not in used else [])
                 metric = exp.get("metric") or DEFAULT_METRIC[method.task]
                 for seed in exp.get("seeds") or plan.seeds:
-                    sources = {p: inherit_source(config, plan.profile, ename, mname, p, dataset, seed)
-                               for p in inherited}
-                    fixed = dict(entry.get("params") or {})
-                    fixed.update((p, src.value if src.selection is None else
-                                  Inherited(inherited[p]["method"], inherited[p]["experiment"]))
-                                 for p, src in sources.items())
-                    inherit = _items({p: src.selection for p, src in sources.items() if src.selection})
                     selections = {}
                     for point, stages in sweep:
+                        # per sweep value: an inherited parameter may come from the selection at the same value
+                        sources = {p: inherit_source(config, plan.profile, ename, mname, p, dataset, seed,
+                                                     point=_items(point))
+                                   for p in inherited}
+                        fixed = dict(entry.get("params") or {})
+                        fixed.update((p, src.value if src.selection is None else
+                                      Inherited(inherited[p]["method"], inherited[p]["experiment"]))
+                                     for p, src in sources.items())
+                        inherit = _items({p: src.selection for p, src in sources.items() if src.selection})
                         at = _items(dict(select_at) if select_at else point)
                         if len(grid) == 1:
                             final = FinalSpec(ename, dataset, mname, seed, _items(point), None,

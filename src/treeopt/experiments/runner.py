@@ -211,9 +211,10 @@ def resolve_inherited(params, inherit):
     params, inherited = dict(params), {}
     for param, path in sorted((inherit or {}).items()):
         chosen = (read_selection(path) or {}).get("chosen") or {}
-        if param not in chosen:
-            raise ValueError(f"{path}: the selection chose no {param!r} (chosen: {chosen}); cannot inherit it")
-        value = chosen[param]
+        source = param.rsplit(".", 1)[-1]  # "init_params.nu" takes the chosen "nu"
+        if source not in chosen:
+            raise ValueError(f"{path}: the selection chose no {source!r} (chosen: {chosen}); cannot inherit it")
+        value = chosen[source]
         if param in params and not is_inherit_marker(params[param]) and params[param] != value:
             raise ValueError(f"{param}={params[param]!r} disagrees with {value!r} chosen in {path} "
                              f"(is the selection newer than this run's inputs?)")

@@ -178,6 +178,10 @@ class _NonGreedyTree(BaseEstimator):
         rs = check_random_state(self.random_state)
         init_seed = int(rs.randint(np.iinfo(np.int32).max))
         sgd_seed = int(rs.randint(np.iinfo(np.int32).max))
+        if isinstance(self.random_state, Integral):
+            # an integer seed starts from the very tree the same-seeded baseline (e.g. CO2TreeClassifier with
+            # random_state=seed and the same init_params) fits, so non-greedy vs CO2 compares like with like
+            init_seed = int(self.random_state)
         start = time.perf_counter()
         init_tree = self._initial_tree(X, y_fit, init_seed)
         if init_tree.n_features != X.shape[1]:
@@ -307,7 +311,11 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
     init_params : dict or None
         Parameters set on the initial estimator (e.g. ``{"max_epochs": 20}`` for a cheaper CO2 start).
         The string inits default to ``max_depth=d``; CO2 also to ``nu``, ``learning_rate`` and all features
-        (``max_features=None``: the paper's single trees, Sec. 7).
+        (``max_features=None``: the paper's single trees, Sec. 7). Sec. 7 does not say which CO2 tree starts
+        the non-greedy one; the paper-profile workflow passes the CO2 tree's ``nu`` and ``learning_rate``
+        chosen on validation at the same depth (``init_params.nu`` in config ``inherit:``). With an integer
+        ``random_state`` the string inits are fitted with that same seed, so the start is the very tree of
+        the CO2 (or axis-aligned) baseline run with that seed.
     verbose : int, default=0
         > 0 shows a tqdm progress bar over epochs (per-epoch progress always goes to the
         ``treeopt.nongreedy`` logger at INFO level).
