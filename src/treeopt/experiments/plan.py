@@ -339,6 +339,8 @@ def inherit_problems(config, profile_name):
                 task = get_method(mname).task if inherited else None
             except ValueError:
                 continue  # an unknown method; the config check names it
+            if not inherited:
+                continue
             sweep = grid_points(entry.get("sweep", exp.get("sweep")) or {}) or [{}]
             for param in inherited:
                 try:
