@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from .params import split_dotted
+
 SCHEMA_RELPATH = Path("workflow") / "schemas" / "config.schema.yaml"
 _REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -154,7 +156,7 @@ def check_semantics(config):
                     continue
                 for group, values in {**groups, "inherit": entry.get("inherit") or {}}.items():
                     for key in values:  # "init_params.nu": a key inside the dict parameter init_params
-                        if key.split(".", 1)[0] not in valid:
+                        if split_dotted(key)[0] not in valid:
                             problems.append(_name_error(f"{group} parameter", key, sorted(valid), mwhere))
                 for ds in entry.get("datasets") or []:
                     if ds not in exp["datasets"]:

@@ -14,6 +14,8 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
+from .params import split_dotted
+
 TASKS = ("classification", "regression", "segmentation")
 KINDS = ("tree", "forest", "boosting")
 _POWER = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
@@ -95,8 +97,8 @@ def nest_params(params):
     another method's chosen value inside a dict parameter."""
     nested = {}
     for key, value in params.items():
-        if "." in key:
-            outer, inner = key.split(".", 1)
+        outer, inner = split_dotted(key)
+        if outer != key:
             base = params.get(outer) or {}
             if not isinstance(base, dict):
                 raise ValueError(f"{key}: {outer} is {base!r}, not a dict to put {inner!r} in")
@@ -110,7 +112,7 @@ def check_params(method, params):
     """Raise a ValueError naming any parameter the method's estimator does not take."""
     spec = get_method(method)
     valid = spec.parameter_names()
-    unknown = sorted({k.split(".", 1)[0] for k in params} - valid)
+    unknown = sorted({split_dotted(k)[0] for k in params} - valid)
     if unknown:
         raise ValueError(f"method {method!r} ({spec.estimator}) has no parameter(s) {', '.join(map(repr, unknown))}; "
                          f"valid: {', '.join(sorted(valid - {'random_state', 'n_jobs'}))}")

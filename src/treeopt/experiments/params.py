@@ -35,6 +35,14 @@ class Inherited:
         return f"{INHERIT_PREFIX}{_UNSAFE_NAME.sub('~', self.method)}-{_UNSAFE_NAME.sub('~', self.experiment)}"
 
 
+def split_dotted(key):
+    """``(parameter, name)`` of a parameter key: ``"init_params.nu"`` -> ``("init_params", "nu")`` (the estimator
+    parameter it sets, a dict, and the key inside it, also the name read from an inherited selection); a plain
+    key is both: ``"nu"`` -> ``("nu", "nu")``."""
+    outer, _, inner = key.partition(".")
+    return outer, inner or outer
+
+
 def is_inherit_marker(value):
     """True for an :class:`Inherited` placeholder or its text (strings starting ``from-`` are reserved)."""
     return isinstance(value, Inherited) or (isinstance(value, str) and value.startswith(INHERIT_PREFIX))

@@ -40,7 +40,7 @@ from pathlib import PurePosixPath
 
 from .config import ConfigError, active_profile
 from .methods import get_method
-from .params import Inherited, params_slug
+from .params import Inherited, params_slug, split_dotted
 from .reports import FIGURES, TABLES, table_of
 from .selection import DEFAULT_METRIC
 
@@ -306,7 +306,7 @@ def inherit_source(config, profile_name, experiment, method, param, dataset, see
     if param in (rentry.get("inherit") or {}):
         return inherit_source(config, profile_name, rexp_name, rmethod, param, dataset, seed,
                               (*_chain, (experiment, method)))
-    source = param.rsplit(".", 1)[-1]
+    source = split_dotted(param)[1]
     rfixed, rgrid = rentry.get("params") or {}, rentry.get("grid") or {}
     if source in rfixed:
         return InheritSource(None, rfixed[source])

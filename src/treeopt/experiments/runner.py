@@ -31,7 +31,7 @@ import yaml
 from ..trees import save_trees
 from . import metrics as _metrics
 from .methods import get_method, make_estimator
-from .params import is_inherit_marker
+from .params import is_inherit_marker, split_dotted
 from .staged import staged_scores
 
 FIT_ON = ("train", "trainval")
@@ -211,7 +211,7 @@ def resolve_inherited(params, inherit):
     params, inherited = dict(params), {}
     for param, path in sorted((inherit or {}).items()):
         chosen = (read_selection(path) or {}).get("chosen") or {}
-        source = param.rsplit(".", 1)[-1]  # "init_params.nu" takes the chosen "nu"
+        source = split_dotted(param)[1]  # "init_params.nu" takes the chosen "nu"
         if source not in chosen:
             raise ValueError(f"{path}: the selection chose no {source!r} (chosen: {chosen}); cannot inherit it")
         value = chosen[source]

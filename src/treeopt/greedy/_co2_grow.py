@@ -265,7 +265,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w[f] = scale
         sub_seed = _splitmix64(state)
         b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
-                                   max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
+                                      max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
                                       tol_initial)
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))

@@ -157,16 +157,16 @@ def majority(y, rows, n_classes, current):
 
 @njit(cache=True, nogil=True)
 def oblique_side(X, rows, idx, w, b):
-    """``w . x - b >= 0`` for X[rows] with the weights ``w`` on features ``idx`` (ascending), summed in the same
-    order as :func:`_goes_right`, so a node's accept test sees exactly the routing the tree will use."""
+    """``w . x - b >= 0`` for X[rows] with the weights ``w`` on features ``idx`` (ascending): the node as a
+    one-node tree routed by :func:`_goes_right`, so a node's accept test sees exactly the routing the tree will
+    use."""
+    feature = np.full(1, -1, dtype=np.int64)
+    bias = np.full(1, b)
+    indptr = np.array([0, idx.shape[0]], dtype=np.int64)
     m = rows.shape[0]
     out = np.empty(m, dtype=np.bool_)
     for k in range(m):
-        r = rows[k]
-        s = 0.0
-        for jj in range(idx.shape[0]):
-            s += w[jj] * X[r, idx[jj]]
-        out[k] = s - b >= 0.0
+        out[k] = _goes_right(X, rows[k], 0, feature, bias, indptr, idx, w)
     return out
 
 
