@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification, make_regression
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -283,6 +283,7 @@ def test_zero_start_reproduces_rgf_python():
 @settings(max_examples=25, deadline=None)
 @given(n_leaves=st.integers(1, 12), gamma=st.sampled_from([1.0, 2.0, 4.0]), seed=st.integers(0, 10_000),
        regularizer=st.sampled_from(["min_penalty", "min_penalty_sib"]))
+@example(n_leaves=11, gamma=4.0, seed=1218, regularizer="min_penalty_sib")  # a zero entry left with 4e-12 round-off
 def test_split_terms_kernel_matches_the_matrix_form(n_leaves, gamma, seed, regularizer):
     """The numba kernel's split terms equal the reference built from the full matrices M and M~."""
     from treeopt.boosting._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
@@ -293,4 +294,6 @@ def test_split_terms_kernel_matches_the_matrix_form(n_leaves, gamma, seed, regul
     got = np.array(split_terms_all(left, right, parent, depth, leaves, alpha, code, gamma))
     want = np.array([split_terms(left, right, parent, depth, leaves, alpha, k, regularizer, gamma)
                      for k in range(leaves.size)]).T
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    # entries that cancel to zero carry the round-off of the largest terms (the matrix reference itself is
+    # off by ~1e-16 of them), so the absolute tolerance scales with the problem, not a fixed 1e-12
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(want).max()))
