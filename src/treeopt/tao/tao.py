@@ -35,6 +35,7 @@ from ..base import TreeClassifierMixin, encode_classes, validate_features, valid
 from ..trees import Tree
 from . import _kernels as K
 from ._liblinear import l1_svm
+from ._schedule import run_bottom_up
 
 NODE_TYPES = ("oblique", "axis")
 INIT_NAMES = ("cart", "oc1", "co2", "random")
@@ -51,6 +52,11 @@ class _WorkTree:
         self.bias = tree.bias.copy()
         self.label = np.asarray(label, dtype=np.int64).copy()
         self.depth = tree.depth.copy()
+        self.parent = np.full(self.left.shape[0], -1, dtype=np.int64)
+        internal = np.flatnonzero(self.left >= 0)
+        self.parent[self.left[internal]] = internal
+        self.parent[self.right[internal]] = internal
+        self.top_down = np.argsort(self.depth, kind="stable")  # parents before children
         self.n_features = tree.n_features
         W = tree.W.tocsr()
         self.rows = {}
@@ -64,20 +70,33 @@ class _WorkTree:
         return int(self.depth.max())
 
     def rebuild(self):
+        """Pack the oblique rows into ``indices``/``data`` with node ``i``'s row at ``lo[i]:hi[i]``."""
         n = self.left.shape[0]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        for i, (idx, _) in self.rows.items():
-            indptr[i + 1] = idx.shape[0]
-        np.cumsum(indptr, out=indptr)
-        indices = np.zeros(indptr[-1], dtype=np.int64)
-        data = np.zeros(indptr[-1], dtype=np.float64)
+        self.lo = np.zeros(n, dtype=np.int64)
+        self.hi = np.zeros(n, dtype=np.int64)
+        size = sum(idx.shape[0] for idx, _ in self.rows.values())
+        self.indices = np.zeros(max(2 * size, 16), dtype=np.int64)
+        self.data = np.zeros(self.indices.shape[0], dtype=np.float64)
+        self.used = 0
         for i, (idx, val) in self.rows.items():
-            indices[indptr[i]:indptr[i + 1]] = idx
-            data[indptr[i]:indptr[i + 1]] = val
-        self.csr = (indptr, indices, data)
+            self._store(i, idx, val)
+
+    def _store(self, node, idx, val):
+        """Append the row of ``node`` to the buffers and point ``lo/hi[node]`` at it. A full buffer is replaced
+        by a larger copy, never written in place, so ``arrays()`` handed to a running solve stay valid: that
+        solve only reads the rows of its own subtree, which no other solve changes meanwhile."""
+        m = idx.shape[0]
+        if self.used + m > self.indices.shape[0]:
+            cap = 2 * (self.used + m)
+            self.indices = np.concatenate([self.indices[:self.used], np.zeros(cap - self.used, dtype=np.int64)])
+            self.data = np.concatenate([self.data[:self.used], np.zeros(cap - self.used)])
+        self.indices[self.used:self.used + m] = idx
+        self.data[self.used:self.used + m] = val
+        self.lo[node], self.hi[node] = self.used, self.used + m
+        self.used += m
 
     def arrays(self):
-        return (self.left, self.right, self.feature, self.bias, *self.csr)
+        return (self.left, self.right, self.feature, self.bias, self.lo, self.hi, self.indices, self.data)
 
     def set_axis(self, node, f, b):
         self.feature[node] = f
@@ -85,10 +104,12 @@ class _WorkTree:
         self.rows.pop(node, None)
 
     def set_oblique(self, node, w, b):
-        idx = np.flatnonzero(w)
+        idx = np.flatnonzero(w).astype(np.int64)
+        val = w[idx].astype(np.float64)
+        self._store(node, idx, val)  # before feature/bias: the row is in place when the node reads as oblique
         self.feature[node] = -1
         self.bias[node] = b
-        self.rows[node] = (idx.astype(np.int64), w[idx].astype(np.float64))
+        self.rows[node] = (idx, val)
 
     def l1_norm(self, node):
         if self.feature[node] >= 0:
@@ -322,6 +343,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
               if float(c) > float(self.C)]
         Cs = sorted(set(Cs), reverse=True) + [float(self.C)]
         self.path_, self.path_trees_ = [], []
+        self.pass_stats_ = []
         self.liblinear_seconds_ = 0.0
         for step, C in enumerate(Cs):
             start = time.perf_counter()
@@ -371,41 +393,61 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         ll_seconds = 0.0
         self._care_cache = {}  # node -> (care rows, targets) at its last LIBLINEAR solve, for this C only
         self._n_solves = self._n_reused = 0
+        if not hasattr(self, "pass_stats_"):  # fit() resets it once for the whole path
+            self.pass_stats_ = []
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
             for _ in range(self.max_iter):
-                reach = work.reach(X)  # ancestors of level d are not changed before level d is visited
+                iter_start = time.perf_counter()
+                reach = work.reach(X)  # a node's ancestors are not changed before the node is visited
+                tasks = {}
                 for d in range(work.max_depth, -1, -1):
                     col = reach[:, d]
                     order = np.argsort(col, kind="stable")
                     nodes, starts = np.unique(col[order], return_index=True)
                     bounds = np.append(starts, n)
-                    tasks = []
                     for j, node in enumerate(nodes):
                         if node < 0:
                             continue
                         rows = order[bounds[j]:bounds[j + 1]].astype(np.int64)
                         if work.left[node] < 0:
-                            tasks.append((int(node), rows, True))
+                            tasks[int(node)] = (int(node), rows, True)
                         elif np.any(y[rows] != y[rows[0]]):  # non-empty impure internal node
-                            tasks.append((int(node), rows, False))
-                    arrays = work.arrays()
+                            tasks[int(node)] = (int(node), rows, False)
+                # largest path first: a node's priority is the number of points over it and its ancestors, so
+                # the branch holding the largest node problems (the ones all later solves wait on) goes first
+                cost = np.bincount(reach[reach >= 0], minlength=work.left.shape[0])
+                priority = cost.copy()
+                for node in work.top_down[1:]:
+                    priority[node] += priority[work.parent[node]]
+                stats = {"task_seconds": 0.0, "max_task_seconds": 0.0, "liblinear_seconds": 0.0, "n_solves": 0}
 
-                    def solve(task, arrays=arrays):
-                        return self._solve_node(task, X, Xcsr, y, k, C, work, arrays)
+                def run(node, arrays):
+                    t0 = time.perf_counter()
+                    res = self._solve_node(tasks[node], X, Xcsr, y, k, C, work, arrays)
+                    return res, time.perf_counter() - t0
 
-                    results = list(pool.map(solve, tasks)) if pool is not None else [solve(t) for t in tasks]
-                    changed = False
-                    for res in results:
-                        ll_seconds += res[-1]
-                        self._n_solves += res[0] in ("oblique", "keep", "axis")
-                        self._n_reused += res[0] == "reused"
-                        changed |= self._apply(work, res)
-                    if changed:
-                        work.rebuild()
+                def done(node, timed):
+                    res, seconds = timed
+                    stats["task_seconds"] += seconds
+                    stats["max_task_seconds"] = max(stats["max_task_seconds"], seconds)
+                    stats["liblinear_seconds"] += res[-1]
+                    stats["n_solves"] += res[0] in ("oblique", "keep", "axis")
+                    self._n_solves += res[0] in ("oblique", "keep", "axis")
+                    self._n_reused += res[0] == "reused"
+                    self._apply(work, res)
+
+                pass_start = time.perf_counter()
+                run_bottom_up(list(tasks), work.parent, priority, run, done, pool=pool, n_threads=n_threads,
+                              inline=lambda node: tasks[node][2],  # leaves: a majority vote, no thread needed
+                              prepare=lambda node: work.arrays())
+                ll_seconds += stats["liblinear_seconds"]
                 new_err = float(np.mean(work.predict_labels(X) != y))
                 history.append(new_err)
+                self.pass_stats_.append({"C": C, "iteration": len(history) - 1, "n_tasks": len(tasks), **stats,
+                                         "pass_seconds": time.perf_counter() - pass_start,
+                                         "iteration_seconds": time.perf_counter() - iter_start})
                 # stop when the training error falls by less than tol (relative, paper: 0.5%)
                 if self.accept == "objective" and self.node_type == "oblique":
                     new_obj = new_err + work.penalty() / (C * n)
