@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from . import _kernels as K
-from ._liblinear import l1_svm
+from ._liblinear import l1_svm_rows
 from ._schedule import run_bottom_up
 
 NODE_TYPES = ("oblique", "axis")
@@ -245,7 +245,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Whether LIBLINEAR penalises the bias too (its own default, ``-B 1`` without ``-R``). The paper's node
         problem penalises only the weights (Sec. 3: "lambda sum_i ||w_i||_1", b_i is the threshold), which is
         LIBLINEAR's ``-R`` (default here). Only then is the SVM invariant to shifting a feature (LIBLINEAR could
-        then be given every feature minus its most frequent value, a sparse matrix: ``_liblinear_matrix``).
+        then be given every feature minus its most frequent value, mostly zeros: ``_liblinear_matrix``).
     accept : {"error", "objective"}, default="error"
         When an oblique node's new hyperplane is kept. "error": the care points' 0/1 loss (4) does not increase,
         so the training error never increases. "objective": also when the l1-penalised objective of Sec. 3,
@@ -337,7 +337,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.init_tree_ = tree
         x_dtype = tree.x_dtype
         Xr = np.ascontiguousarray(X.astype(x_dtype).astype(np.float64)) if x_dtype != "float64" else X
-        Xcsr = self._liblinear_matrix(Xr)
+        XL = self._liblinear_matrix(Xr)
 
         Cs = [float(c) for c in (self.warm_start_C if self.warm_start_C is not None else [])
               if float(c) > float(self.C)]
@@ -348,7 +348,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         for step, C in enumerate(Cs):
             start = time.perf_counter()
             work = _WorkTree(tree, label)
-            history, ll_seconds = self._optimise(work, Xr, Xcsr, y_enc, k, C)
+            history, ll_seconds = self._optimise(work, Xr, XL, y_enc, k, C)
             tree, label = self._finish(work, Xr, y_enc, k, x_dtype)
             self.liblinear_seconds_ += ll_seconds
             stats = tree.stats()
@@ -369,7 +369,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _liblinear_matrix(self, X):
-        """The CSR matrix the oblique nodes hand LIBLINEAR (row-sliced per node); sets ``self._shift``.
+        """The matrix whose rows the oblique nodes hand LIBLINEAR (its non-zeros, as LIBLINEAR's sparse rows, written
+        straight from the node's rows: ``_liblinear.l1_svm_rows``); sets ``self._shift``.
 
         With an unpenalised bias the node's SVM is invariant to shifting a feature by a constant
         (w . (x - m) + b' = w . x + (b' - w . m): same loss, same ||w||_1), so LIBLINEAR gets every column minus
@@ -380,11 +381,11 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if self.node_type != "oblique":
             return None
         if self.regularize_bias or not self._shift_features:
-            return sp.csr_matrix(X)
+            return np.ascontiguousarray(X, dtype=np.float64)
         self._shift = K.column_modes(X)
-        return sp.csr_matrix(X - self._shift)
+        return np.ascontiguousarray(X - self._shift)
 
-    def _optimise(self, work, X, Xcsr, y, k, C):
+    def _optimise(self, work, X, XL, y, k, C):
         """TAO iterations (reverse breadth-first passes) on ``work``; returns (train errors, LIBLINEAR s)."""
         n = X.shape[0]
         err = float(np.mean(work.predict_labels(X) != y))
@@ -425,7 +426,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
 
                 def run(node, arrays):
                     t0 = time.perf_counter()
-                    res = self._solve_node(tasks[node], X, Xcsr, y, k, C, work, arrays)
+                    res = self._solve_node(tasks[node], X, XL, y, k, C, work, arrays)
                     return res, time.perf_counter() - t0
 
                 def done(node, timed):
@@ -461,7 +462,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 pool.shutdown()
         return history, ll_seconds
 
-    def _solve_node(self, task, X, Xcsr, y, k, C, work, arrays):
+    def _solve_node(self, task, X, XL, y, k, C, work, arrays):
         node, rows, is_leaf = task
         if is_leaf:  # exact: majority vote over the leaf's points
             best, _ = K.majority(y, rows, k, work.label[node])
@@ -484,8 +485,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if self._reuse_solves and prev is not None and np.array_equal(prev[0], cidx) and np.array_equal(prev[1], target):
             return ("reused", node, 0.0)
         self._care_cache[node] = (cidx, target)
-        Xc = Xcsr[cidx]
-        w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
+        w, b, seconds = l1_svm_rows(XL, cidx, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
                                seed=self._seed + node)
         idx = np.flatnonzero(w)
         if self._shift is not None:  # hyperplane of the shifted features -> original features
