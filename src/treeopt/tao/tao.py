@@ -287,6 +287,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     # Off: it cut LIBLINEAR's time 6.5x on Connect-4 (one-hot, 12% non-zero after the shift) but cost 29% more CPU
     # on Fashion-MNIST (50% non-zero; uncentred columns slow coordinate descent), the speed target's data set.
     _shift_features = False
+    _record_tasks = False  # log every node solve's thread CPU time in task_log_ (benchmarks only)
 
     _parameter_constraints = {
         "node_type": [StrOptions(set(NODE_TYPES))],
@@ -343,7 +344,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
               if float(c) > float(self.C)]
         Cs = sorted(set(Cs), reverse=True) + [float(self.C)]
         self.path_, self.path_trees_ = [], []
-        self.pass_stats_ = []
+        self.pass_stats_, self.task_log_ = [], []
         self.liblinear_seconds_ = 0.0
         for step, C in enumerate(Cs):
             start = time.perf_counter()
@@ -394,8 +395,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         ll_seconds = 0.0
         self._care_cache = {}  # node -> (care rows, targets) at its last LIBLINEAR solve, for this C only
         self._n_solves = self._n_reused = 0
-        if not hasattr(self, "pass_stats_"):  # fit() resets it once for the whole path
-            self.pass_stats_ = []
+        if not hasattr(self, "pass_stats_"):  # fit() resets them once for the whole path
+            self.pass_stats_, self.task_log_ = [], []
+        if self._record_tasks:
+            self.task_parents_ = getattr(self, "task_parents_", {}) | {C: work.parent.copy()}
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
@@ -422,16 +425,21 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 priority = cost.copy()
                 for node in work.top_down[1:]:
                     priority[node] += priority[work.parent[node]]
-                stats = {"task_seconds": 0.0, "max_task_seconds": 0.0, "liblinear_seconds": 0.0, "n_solves": 0}
+                stats = {"task_seconds": 0.0, "task_cpu_seconds": 0.0, "max_task_seconds": 0.0, "liblinear_seconds": 0.0,
+                         "n_solves": 0}
 
                 def run(node, arrays):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.thread_time()
                     res = self._solve_node(tasks[node], X, XL, y, k, C, work, arrays)
-                    return res, time.perf_counter() - t0
+                    return res, time.perf_counter() - t0, time.thread_time() - c0
 
                 def done(node, timed):
-                    res, seconds = timed
+                    res, seconds, cpu = timed
+                    if self._record_tasks:  # for benchmarks/bench_tao.py's schedule estimate
+                        self.task_log_.append((C, len(history), node, int(work.parent[node]), int(work.depth[node]),
+                                               tasks[node][1].shape[0], int(priority[node]), tasks[node][2], cpu))
                     stats["task_seconds"] += seconds
+                    stats["task_cpu_seconds"] += cpu
                     stats["max_task_seconds"] = max(stats["max_task_seconds"], seconds)
                     stats["liblinear_seconds"] += res[-1]
                     stats["n_solves"] += res[0] in ("oblique", "keep", "axis")
