@@ -32,7 +32,7 @@ from treeopt.experiments.config import load_config
 from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.tao import TAOTreeClassifier
 
-from tao_schedule import estimate  # noqa: E402  (benchmarks/ is on sys.path when this script runs)
+from tao_schedule import COLUMNS, estimate  # noqa: E402  (benchmarks/ is on sys.path when this script runs)
 
 
 def main():
@@ -49,6 +49,7 @@ def main():
     parser.add_argument("--out", default="benchmarks/results/tao_speed.csv")
     parser.add_argument("--passes-out", default="benchmarks/results/tao_speed_passes.csv",
                         help="per TAO pass: wall, node-solve seconds summed over threads, largest solve, LIBLINEAR seconds")
+    parser.add_argument("--tasks-out", default=None, help="CSV of every node solve (one file per n_jobs)")
     args = parser.parse_args()
 
     TAOTreeClassifier._shift_features = args.shift
@@ -91,6 +92,9 @@ def main():
         print(row, flush=True)
         rows.append(row)
         levels.append(passes.assign(n_jobs=n_jobs))
+        if args.tasks_out:  # every node solve: depth, points, care points, thread CPU, LIBLINEAR seconds
+            pd.DataFrame(est.task_log_, columns=COLUMNS).assign(n_jobs=n_jobs).to_csv(
+                args.tasks_out.replace(".csv", f"_jobs{n_jobs}.csv"), index=False, float_format="%.4g")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(rows)

@@ -14,7 +14,8 @@ import heapq
 
 import pandas as pd
 
-COLUMNS = ["C", "iteration", "node", "parent", "depth", "n_rows", "priority", "is_leaf", "cpu_seconds"]
+COLUMNS = ["C", "iteration", "node", "parent", "depth", "n_rows", "priority", "is_leaf", "cpu_seconds", "n_care",
+           "liblinear_seconds"]
 
 
 def _levels(tasks, n_threads):

@@ -253,8 +253,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
         penalised objective, divided by N, falls by less than ``tol``).
     n_jobs : int or None, default=None
-        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL). A fit
-        repeats exactly only with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
+        Threads solving nodes in parallel (ctypes and numba release the GIL). A node is solved as soon as its
+        whole subtree has been (``_schedule.run_bottom_up``): it then sees exactly the problem of the paper's
+        level-by-level pass, so the tree is that of the reverse breadth-first order. A fit repeats exactly only
+        with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
         library's global rand(), which the threads share, so with several threads node solutions (and hence the
         tree) can differ slightly between runs with the same random_state.
     random_state : int, RandomState or None
@@ -278,6 +280,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Per C of the path: C, train_error, n_iter, liblinear_seconds, fit_seconds and ``Tree.stats()``.
     path_trees_ : list of Tree
         The tree at each C of the path (the last is ``tree_``).
+    pass_stats_ : list of dict
+        Per pass (C, iteration): node-solve seconds summed over threads (wall and thread CPU), the largest
+        solve, LIBLINEAR seconds, node solves, the pass's wall time.
     stage_sizes_ : dict
         ``{"C": [...], "n_leaves": [...]}``, one entry per path step (for ``staged_predict_proba``).
     """
@@ -387,7 +392,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         return np.ascontiguousarray(X - self._shift)
 
     def _optimise(self, work, X, XL, y, k, C):
-        """TAO iterations (reverse breadth-first passes) on ``work``; returns (train errors, LIBLINEAR s)."""
+        """TAO iterations (bottom-to-top passes, each node after its subtree) on ``work``; returns (train errors,
+        LIBLINEAR s)."""
         n = X.shape[0]
         err = float(np.mean(work.predict_labels(X) != y))
         history = [err]
@@ -436,8 +442,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 def done(node, timed):
                     res, seconds, cpu = timed
                     if self._record_tasks:  # for benchmarks/bench_tao.py's schedule estimate
+                        solved = res[0] in ("oblique", "keep")  # then _care_cache holds this solve's care rows
                         self.task_log_.append((C, len(history), node, int(work.parent[node]), int(work.depth[node]),
-                                               tasks[node][1].shape[0], int(priority[node]), tasks[node][2], cpu))
+                                               tasks[node][1].shape[0], int(priority[node]), tasks[node][2], cpu,
+                                               self._care_cache[node][0].shape[0] if solved else 0, res[-1]))
                     stats["task_seconds"] += seconds
                     stats["task_cpu_seconds"] += cpu
                     stats["max_task_seconds"] = max(stats["max_task_seconds"], seconds)
