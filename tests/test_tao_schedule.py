@@ -100,3 +100,49 @@ def test_threads_give_the_serial_tree(monkeypatch, node_type):
     np.testing.assert_array_equal(a.bias, b.bias)
     assert (a.W != b.W).nnz == 0
     np.testing.assert_array_equal(a.value, b.value)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n_updates=st.integers(1, 60))
+def test_work_tree_rows_after_in_place_updates(seed, n_updates):
+    """Replacing node rows one at a time (the buffers grow by copying) keeps every node's row at lo:hi, and a
+    snapshot taken before an update still holds the old rows of the other nodes."""
+    from treeopt.tao.tao import _WorkTree
+    from treeopt.trees import Tree
+
+    rng = np.random.default_rng(seed)
+    X, y = rng.normal(size=(60, 7)), rng.integers(0, 3, 60)
+    from sklearn.tree import DecisionTreeClassifier
+
+    tree = Tree.from_sklearn(DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y))
+    work = _WorkTree(tree, np.zeros(tree.n_nodes, dtype=int))
+    internal = np.flatnonzero(work.left >= 0)
+    for _ in range(n_updates):
+        node = int(rng.choice(internal))
+        before = work.arrays()
+        others = {i: (before[6][before[4][i]:before[5][i]].copy(), before[7][before[4][i]:before[5][i]].copy())
+                  for i in work.rows if i != node}
+        w = rng.normal(size=7) * (rng.random(7) < 0.6)
+        work.set_oblique(node, w, 0.5)
+        for i, (idx, val) in others.items():  # the old snapshot is untouched for the other nodes
+            np.testing.assert_array_equal(before[6][before[4][i]:before[5][i]], idx)
+            np.testing.assert_array_equal(before[7][before[4][i]:before[5][i]], val)
+    lo, hi, indices, data = work.arrays()[4:]
+    for i, (idx, val) in work.rows.items():
+        np.testing.assert_array_equal(indices[lo[i]:hi[i]], idx)
+        np.testing.assert_array_equal(data[lo[i]:hi[i]], val)
+        assert work.feature[i] == -1
+    # the routing kernels read exactly these rows: each point goes right at an oblique node iff w . x - b >= 0
+    from treeopt.tao import _kernels as K
+
+    reach = K.reach_by_depth(X, *work.arrays(), work.max_depth)
+    for r in range(60):
+        for d in range(reach.shape[1] - 1):
+            node, nxt = reach[r, d], reach[r, d + 1]
+            if nxt < 0 or work.feature[node] != -1:
+                continue
+            idx, val = work.rows[int(node)]
+            s = 0.0
+            for j, v in zip(idx, val):  # the kernel's order of summation
+                s += v * X[r, j]
+            assert (nxt == work.right[node]) == (s - work.bias[node] >= 0.0)
