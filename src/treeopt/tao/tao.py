@@ -349,7 +349,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
               if float(c) > float(self.C)]
         Cs = sorted(set(Cs), reverse=True) + [float(self.C)]
         self.path_, self.path_trees_ = [], []
-        self.pass_stats_, self.task_log_ = [], []
+        self.pass_stats_, self.task_log_, self.task_parents_ = [], [], {}
         self.liblinear_seconds_ = 0.0
         for step, C in enumerate(Cs):
             start = time.perf_counter()
@@ -442,7 +442,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 def done(node, timed):
                     res, seconds, cpu = timed
                     if self._record_tasks:  # for benchmarks/bench_tao.py's schedule estimate
-                        solved = res[0] in ("oblique", "keep")  # then _care_cache holds this solve's care rows
+                        # an oblique node's solve left its care rows in _care_cache
+                        solved = self.node_type == "oblique" and res[0] in ("oblique", "keep")
                         self.task_log_.append((C, len(history), node, int(work.parent[node]), int(work.depth[node]),
                                                tasks[node][1].shape[0], int(priority[node]), tasks[node][2], cpu,
                                                self._care_cache[node][0].shape[0] if solved else 0, res[-1]))
