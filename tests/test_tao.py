@@ -355,3 +355,21 @@ def test_paper_values_and_path_metrics():
     assert [step["C"] for step in result["path"]] == [10.0, 1.0, 0.1]
     assert result["path"][-1]["test_error"] == pytest.approx(result["test"]["error"])
     assert result["tree"]["liblinear_seconds"] == pytest.approx(est.liblinear_seconds_)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(4, 80), p=st.integers(1, 12), zeros=st.floats(0.0, 0.9),
+       regularize_bias=st.booleans())
+def test_rows_problem_is_the_csr_problem(seed, n, p, zeros, regularize_bias):
+    """LIBLINEAR's rows written straight from dense X give the model of the CSR row slice, bit for bit."""
+    from treeopt.tao._liblinear import l1_svm_rows
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n + 5, p))
+    X[rng.random(X.shape) < zeros] = 0.0
+    rows = np.sort(rng.choice(n + 5, n, replace=False))
+    target = rng.random(n) < 0.5
+    a = l1_svm(sp.csr_matrix(X[rows]), target, 0.7, regularize_bias=regularize_bias, seed=seed)
+    b = l1_svm_rows(X, rows, target, 0.7, regularize_bias=regularize_bias, seed=seed)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1] == b[1]

@@ -390,10 +390,12 @@ def tao_table1(runs):
     runs = runs.assign(depth=param_column(runs, "max_depth"), inference_seconds=runs["predict_seconds"],
                        C=param_column(runs, "C"), n_internal=runs["tree_n_internal"],
                        nonzero_weights=runs["tree_nonzero_weights"])
-    runs = runs.assign(C=runs["C"].where(runs["method"].str.startswith("tao"), np.nan))
-    table = aggregate(runs, "depth", ["test_error", "inference_seconds", "C", "n_internal", "nonzero_weights"])
-    table.insert(4, "paper_value", [paper_values.tao_table1(d, m) for d, m in zip(table["dataset"], table["method"])])
-    table.insert(6, "paper_inference_seconds", [paper_values.tao_table1(d, m, "inference_seconds")
+    runs = runs.assign(C=runs["C"].where(runs["method"].str.startswith("tao"), np.nan),
+                       init=_tao_init(runs))  # the initial tree chosen on validation (cart / oc1)
+    table = aggregate(runs, "depth", ["test_error", "inference_seconds", "C", "n_internal", "nonzero_weights"],
+                      keys=(*KEYS, "init"))
+    table.insert(5, "paper_value", [paper_values.tao_table1(d, m) for d, m in zip(table["dataset"], table["method"])])
+    table.insert(7, "paper_inference_seconds", [paper_values.tao_table1(d, m, "inference_seconds")
                                                 for d, m in zip(table["dataset"], table["method"])])
     table["paper_C"] = [paper_values.tao_table1(d, m, "C") for d, m in zip(table["dataset"], table["method"])]
     return table

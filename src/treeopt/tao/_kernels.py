@@ -1,7 +1,8 @@
 """Numba kernels of TAO (Carreira-Perpinan & Tavallali 2018): routing, care points, exact axis splits.
 
 All kernels take flat arrays: ``left``/``right`` (-1 at leaves), ``feature`` (>= 0 axis-aligned, -1 oblique),
-``bias`` and the CSR pieces ``indptr, indices, data`` of the oblique weight rows, ``label`` (the class a leaf
+``bias``, the oblique weight rows as ``indices[lo[i]:hi[i]], data[lo[i]:hi[i]]`` (per-node ranges rather than a
+CSR ``indptr``, so one node's row can be replaced without touching the others'), ``label`` (the class a leaf
 predicts). A point goes right at node i iff ``w_i . x - b_i >= 0`` (DESIGN.md).
 """
 
@@ -10,18 +11,18 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _goes_right(X, r, node, feature, bias, indptr, indices, data):
+def _goes_right(X, r, node, feature, bias, lo, hi, indices, data):
     f = feature[node]
     if f >= 0:
         return X[r, f] >= bias[node]
     s = 0.0
-    for jj in range(indptr[node], indptr[node + 1]):
+    for jj in range(lo[node], hi[node]):
         s += data[jj] * X[r, indices[jj]]
     return s - bias[node] >= 0.0
 
 
 @njit(cache=True, nogil=True)
-def reach_by_depth(X, left, right, feature, bias, indptr, indices, data, max_depth):
+def reach_by_depth(X, left, right, feature, bias, lo, hi, indices, data, max_depth):
     """(n x max_depth+1) array: the node each point visits at each depth, -1 below its leaf."""
     n = X.shape[0]
     out = np.full((n, max_depth + 1), -1, dtype=np.int64)
@@ -30,7 +31,7 @@ def reach_by_depth(X, left, right, feature, bias, indptr, indices, data, max_dep
         d = 0
         out[r, 0] = 0
         while left[node] >= 0:
-            if _goes_right(X, r, node, feature, bias, indptr, indices, data):
+            if _goes_right(X, r, node, feature, bias, lo, hi, indices, data):
                 node = right[node]
             else:
                 node = left[node]
@@ -40,7 +41,7 @@ def reach_by_depth(X, left, right, feature, bias, indptr, indices, data, max_dep
 
 
 @njit(cache=True, nogil=True)
-def predict_from(X, rows, start, left, right, feature, bias, indptr, indices, data, label):
+def predict_from(X, rows, start, left, right, feature, bias, lo, hi, indices, data, label):
     """Label predicted for X[rows[k]] by the subtree rooted at ``start[k]``."""
     m = rows.shape[0]
     out = np.empty(m, dtype=np.int64)
@@ -48,7 +49,7 @@ def predict_from(X, rows, start, left, right, feature, bias, indptr, indices, da
         r = rows[k]
         node = start[k]
         while left[node] >= 0:
-            if _goes_right(X, r, node, feature, bias, indptr, indices, data):
+            if _goes_right(X, r, node, feature, bias, lo, hi, indices, data):
                 node = right[node]
             else:
                 node = left[node]
@@ -57,7 +58,7 @@ def predict_from(X, rows, start, left, right, feature, bias, indptr, indices, da
 
 
 @njit(cache=True, nogil=True)
-def care_points(X, rows, y, node, left, right, feature, bias, indptr, indices, data, label):
+def care_points(X, rows, y, node, left, right, feature, bias, lo, hi, indices, data, label):
     """Theorem 3.2: among the points ``rows`` reaching internal ``node``, the "care" points (exactly one child
     subtree classifies them correctly) and their target child (True = right).
 
@@ -71,17 +72,17 @@ def care_points(X, rows, y, node, left, right, feature, bias, indptr, indices, d
     rc = right[node]
     for k in range(m):
         r = rows[k]
-        cur[k] = _goes_right(X, r, node, feature, bias, indptr, indices, data)
+        cur[k] = _goes_right(X, r, node, feature, bias, lo, hi, indices, data)
         # left subtree
         a = lc
         while left[a] >= 0:
-            if _goes_right(X, r, a, feature, bias, indptr, indices, data):
+            if _goes_right(X, r, a, feature, bias, lo, hi, indices, data):
                 a = right[a]
             else:
                 a = left[a]
         b = rc
         while left[b] >= 0:
-            if _goes_right(X, r, b, feature, bias, indptr, indices, data):
+            if _goes_right(X, r, b, feature, bias, lo, hi, indices, data):
                 b = right[b]
             else:
                 b = left[b]
@@ -162,11 +163,12 @@ def oblique_side(X, rows, idx, w, b):
     use."""
     feature = np.full(1, -1, dtype=np.int64)
     bias = np.full(1, b)
-    indptr = np.array([0, idx.shape[0]], dtype=np.int64)
+    lo = np.zeros(1, dtype=np.int64)
+    hi = np.full(1, idx.shape[0], dtype=np.int64)
     m = rows.shape[0]
     out = np.empty(m, dtype=np.bool_)
     for k in range(m):
-        out[k] = _goes_right(X, rows[k], 0, feature, bias, indptr, idx, w)
+        out[k] = _goes_right(X, rows[k], 0, feature, bias, lo, hi, idx, w)
     return out
 
 

@@ -18,6 +18,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from liblinear import liblinear as _ll
+from numba import njit
 
 L1R_L2LOSS_SVC = 5
 
@@ -50,6 +51,70 @@ def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1),
     prob = _ll.problem(yy, X)
     param = _parameter(C, eps, regularize_bias)
     prob.set_bias(param.bias)
+    return _train(prob, param, seed)
+
+
+def train_model_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None):
+    """:func:`train_model` on the rows ``rows`` of a dense ``X``, with LIBLINEAR's sparse rows written straight
+    from X (non-zeros only, as ``csr_matrix(X[rows])`` holds them): the same problem, so the same model, without
+    the CSR row copy, and built outside the GIL (numba ``nogil``) so that another thread can run meanwhile."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
+    yy = np.where(np.asarray(target, dtype=bool), float(labels[0]), float(labels[1]))
+    param = _parameter(C, eps, regularize_bias)
+    return _train(_problem_from_rows(X, rows, yy, param.bias), param, seed)
+
+
+@njit(cache=True, nogil=True)
+def _rowptr(X, rows):
+    """Start of each row's nodes in LIBLINEAR's array: its non-zeros, a bias node and a terminator."""
+    m, p = rows.shape[0], X.shape[1]
+    rowptr = np.zeros(m + 1, dtype=np.int64)
+    for k in range(m):
+        nz = 0
+        for j in range(p):
+            if X[rows[k], j] != 0.0:
+                nz += 1
+        rowptr[k + 1] = rowptr[k] + nz + 2
+    return rowptr
+
+
+@njit(cache=True, nogil=True)
+def _fill(X, rows, rowptr, index, value, bias):
+    p = X.shape[1]
+    for k in range(rows.shape[0]):
+        pos = rowptr[k]
+        for j in range(p):
+            v = X[rows[k], j]
+            if v != 0.0:
+                index[pos] = j + 1  # LIBLINEAR's features are 1-based
+                value[pos] = v
+                pos += 1
+        index[pos] = p + 1  # the bias feature, as problem.set_bias writes it
+        value[pos] = bias
+        index[pos + 1] = -1  # end of row
+        value[pos + 1] = 0.0
+
+
+def _problem_from_rows(X, rows, yy, bias):
+    """A ``liblinear.problem`` equal to ``problem(yy, csr_matrix(X[rows]))`` after ``set_bias(bias)`` (bias >= 0;
+    the fields are those that ``problem.__init__`` sets for CSR input)."""
+    m, p = rows.shape[0], X.shape[1]
+    prob = _ll.problem.__new__(_ll.problem)
+    prob.rowptr = _rowptr(X, rows)
+    prob.x_space = np.empty(prob.rowptr[-1], dtype=_ll.feature_node)
+    _fill(X, rows, prob.rowptr, prob.x_space["index"], prob.x_space["value"], float(bias))
+    prob.l, prob.n, prob.bias = m, p + 1, float(bias)
+    prob.y = (ctypes.c_double * m)()
+    np.ctypeslib.as_array(prob.y, (m,))[:] = yy
+    prob.x = (ctypes.POINTER(_ll.feature_node) * m)()
+    base = ctypes.addressof(prob.x_space.ctypes.data_as(ctypes.POINTER(_ll.feature_node))[0])
+    x_ptr = np.ctypeslib.as_array(ctypes.cast(prob.x, ctypes.POINTER(ctypes.c_uint64)), (m,))
+    x_ptr[:] = prob.rowptr[:-1] * ctypes.sizeof(_ll.feature_node) + base
+    return prob
+
+
+def _train(prob, param, seed):
     err = _ll.liblinear.check_parameter(prob, param)
     if err:
         raise ValueError(f"LIBLINEAR: {err.decode()}")
@@ -86,5 +151,16 @@ def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
     if target.all() or not target.any():
         return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
     model, seconds = train_model(X, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
+    w, b = oriented_weights(model, n_features)
+    return w, b, seconds
+
+
+def l1_svm_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, seed=None):
+    """:func:`l1_svm` on ``csr_matrix(X[rows])`` for a dense ``X``, through :func:`train_model_rows`."""
+    target = np.asarray(target, dtype=bool)
+    n_features = X.shape[1]
+    if target.all() or not target.any():
+        return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
+    model, seconds = train_model_rows(X, rows, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
     w, b = oriented_weights(model, n_features)
     return w, b, seconds

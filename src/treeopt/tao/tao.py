@@ -34,7 +34,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from . import _kernels as K
-from ._liblinear import l1_svm
+from ._liblinear import l1_svm_rows
+from ._schedule import run_bottom_up
 
 NODE_TYPES = ("oblique", "axis")
 INIT_NAMES = ("cart", "oc1", "co2", "random")
@@ -51,6 +52,11 @@ class _WorkTree:
         self.bias = tree.bias.copy()
         self.label = np.asarray(label, dtype=np.int64).copy()
         self.depth = tree.depth.copy()
+        self.parent = np.full(self.left.shape[0], -1, dtype=np.int64)
+        internal = np.flatnonzero(self.left >= 0)
+        self.parent[self.left[internal]] = internal
+        self.parent[self.right[internal]] = internal
+        self.top_down = np.argsort(self.depth, kind="stable")  # parents before children
         self.n_features = tree.n_features
         W = tree.W.tocsr()
         self.rows = {}
@@ -64,20 +70,33 @@ class _WorkTree:
         return int(self.depth.max())
 
     def rebuild(self):
+        """Pack the oblique rows into ``indices``/``data`` with node ``i``'s row at ``lo[i]:hi[i]``."""
         n = self.left.shape[0]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        for i, (idx, _) in self.rows.items():
-            indptr[i + 1] = idx.shape[0]
-        np.cumsum(indptr, out=indptr)
-        indices = np.zeros(indptr[-1], dtype=np.int64)
-        data = np.zeros(indptr[-1], dtype=np.float64)
+        self.lo = np.zeros(n, dtype=np.int64)
+        self.hi = np.zeros(n, dtype=np.int64)
+        size = sum(idx.shape[0] for idx, _ in self.rows.values())
+        self.indices = np.zeros(max(2 * size, 16), dtype=np.int64)
+        self.data = np.zeros(self.indices.shape[0], dtype=np.float64)
+        self.used = 0
         for i, (idx, val) in self.rows.items():
-            indices[indptr[i]:indptr[i + 1]] = idx
-            data[indptr[i]:indptr[i + 1]] = val
-        self.csr = (indptr, indices, data)
+            self._store(i, idx, val)
+
+    def _store(self, node, idx, val):
+        """Append the row of ``node`` to the buffers and point ``lo/hi[node]`` at it. A full buffer is replaced
+        by a larger copy, never written in place, so ``arrays()`` handed to a running solve stay valid: that
+        solve only reads the rows of its own subtree, which no other solve changes meanwhile."""
+        m = idx.shape[0]
+        if self.used + m > self.indices.shape[0]:
+            cap = 2 * (self.used + m)
+            self.indices = np.concatenate([self.indices[:self.used], np.zeros(cap - self.used, dtype=np.int64)])
+            self.data = np.concatenate([self.data[:self.used], np.zeros(cap - self.used)])
+        self.indices[self.used:self.used + m] = idx
+        self.data[self.used:self.used + m] = val
+        self.lo[node], self.hi[node] = self.used, self.used + m
+        self.used += m
 
     def arrays(self):
-        return (self.left, self.right, self.feature, self.bias, *self.csr)
+        return (self.left, self.right, self.feature, self.bias, self.lo, self.hi, self.indices, self.data)
 
     def set_axis(self, node, f, b):
         self.feature[node] = f
@@ -85,10 +104,12 @@ class _WorkTree:
         self.rows.pop(node, None)
 
     def set_oblique(self, node, w, b):
-        idx = np.flatnonzero(w)
+        idx = np.flatnonzero(w).astype(np.int64)
+        val = w[idx].astype(np.float64)
+        self._store(node, idx, val)  # before feature/bias: the row is in place when the node reads as oblique
         self.feature[node] = -1
         self.bias[node] = b
-        self.rows[node] = (idx.astype(np.int64), w[idx].astype(np.float64))
+        self.rows[node] = (idx, val)
 
     def l1_norm(self, node):
         if self.feature[node] >= 0:
@@ -224,7 +245,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Whether LIBLINEAR penalises the bias too (its own default, ``-B 1`` without ``-R``). The paper's node
         problem penalises only the weights (Sec. 3: "lambda sum_i ||w_i||_1", b_i is the threshold), which is
         LIBLINEAR's ``-R`` (default here). Only then is the SVM invariant to shifting a feature (LIBLINEAR could
-        then be given every feature minus its most frequent value, a sparse matrix: ``_liblinear_matrix``).
+        then be given every feature minus its most frequent value, mostly zeros: ``_liblinear_matrix``).
     accept : {"error", "objective"}, default="error"
         When an oblique node's new hyperplane is kept. "error": the care points' 0/1 loss (4) does not increase,
         so the training error never increases. "objective": also when the l1-penalised objective of Sec. 3,
@@ -232,8 +253,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
         penalised objective, divided by N, falls by less than ``tol``).
     n_jobs : int or None, default=None
-        Threads solving the nodes of one depth level in parallel (ctypes and numba release the GIL). A fit
-        repeats exactly only with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
+        Threads solving nodes in parallel (ctypes and numba release the GIL). A node is solved as soon as its
+        whole subtree has been (``_schedule.run_bottom_up``): it then sees exactly the problem of the paper's
+        level-by-level pass, so the tree is that of the reverse breadth-first order. A fit repeats exactly only
+        with n_jobs=1: LIBLINEAR's coordinate descent draws its coordinate order from the C
         library's global rand(), which the threads share, so with several threads node solutions (and hence the
         tree) can differ slightly between runs with the same random_state.
     random_state : int, RandomState or None
@@ -257,6 +280,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Per C of the path: C, train_error, n_iter, liblinear_seconds, fit_seconds and ``Tree.stats()``.
     path_trees_ : list of Tree
         The tree at each C of the path (the last is ``tree_``).
+    pass_stats_ : list of dict
+        Per pass (C, iteration): node-solve seconds summed over threads (wall and thread CPU), the largest
+        solve, LIBLINEAR seconds, node solves, the pass's wall time.
     stage_sizes_ : dict
         ``{"C": [...], "n_leaves": [...]}``, one entry per path step (for ``staged_predict_proba``).
     """
@@ -266,6 +292,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     # Off: it cut LIBLINEAR's time 6.5x on Connect-4 (one-hot, 12% non-zero after the shift) but cost 29% more CPU
     # on Fashion-MNIST (50% non-zero; uncentred columns slow coordinate descent), the speed target's data set.
     _shift_features = False
+    _record_tasks = False  # log every node solve's thread CPU time in task_log_ (benchmarks only)
 
     _parameter_constraints = {
         "node_type": [StrOptions(set(NODE_TYPES))],
@@ -316,17 +343,18 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.init_tree_ = tree
         x_dtype = tree.x_dtype
         Xr = np.ascontiguousarray(X.astype(x_dtype).astype(np.float64)) if x_dtype != "float64" else X
-        Xcsr = self._liblinear_matrix(Xr)
+        XL = self._liblinear_matrix(Xr)
 
         Cs = [float(c) for c in (self.warm_start_C if self.warm_start_C is not None else [])
               if float(c) > float(self.C)]
         Cs = sorted(set(Cs), reverse=True) + [float(self.C)]
         self.path_, self.path_trees_ = [], []
+        self.pass_stats_, self.task_log_, self.task_parents_ = [], [], {}
         self.liblinear_seconds_ = 0.0
         for step, C in enumerate(Cs):
             start = time.perf_counter()
             work = _WorkTree(tree, label)
-            history, ll_seconds = self._optimise(work, Xr, Xcsr, y_enc, k, C)
+            history, ll_seconds = self._optimise(work, Xr, XL, y_enc, k, C)
             tree, label = self._finish(work, Xr, y_enc, k, x_dtype)
             self.liblinear_seconds_ += ll_seconds
             stats = tree.stats()
@@ -347,7 +375,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _liblinear_matrix(self, X):
-        """The CSR matrix the oblique nodes hand LIBLINEAR (row-sliced per node); sets ``self._shift``.
+        """The matrix whose rows the oblique nodes hand LIBLINEAR (its non-zeros, as LIBLINEAR's sparse rows, written
+        straight from the node's rows: ``_liblinear.l1_svm_rows``); sets ``self._shift``.
 
         With an unpenalised bias the node's SVM is invariant to shifting a feature by a constant
         (w . (x - m) + b' = w . x + (b' - w . m): same loss, same ||w||_1), so LIBLINEAR gets every column minus
@@ -358,12 +387,13 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if self.node_type != "oblique":
             return None
         if self.regularize_bias or not self._shift_features:
-            return sp.csr_matrix(X)
+            return np.ascontiguousarray(X, dtype=np.float64)
         self._shift = K.column_modes(X)
-        return sp.csr_matrix(X - self._shift)
+        return np.ascontiguousarray(X - self._shift)
 
-    def _optimise(self, work, X, Xcsr, y, k, C):
-        """TAO iterations (reverse breadth-first passes) on ``work``; returns (train errors, LIBLINEAR s)."""
+    def _optimise(self, work, X, XL, y, k, C):
+        """TAO iterations (bottom-to-top passes, each node after its subtree) on ``work``; returns (train errors,
+        LIBLINEAR s)."""
         n = X.shape[0]
         err = float(np.mean(work.predict_labels(X) != y))
         history = [err]
@@ -371,41 +401,71 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         ll_seconds = 0.0
         self._care_cache = {}  # node -> (care rows, targets) at its last LIBLINEAR solve, for this C only
         self._n_solves = self._n_reused = 0
+        if not hasattr(self, "pass_stats_"):  # fit() resets them once for the whole path
+            self.pass_stats_, self.task_log_ = [], []
+        if self._record_tasks:
+            self.task_parents_ = getattr(self, "task_parents_", {}) | {C: work.parent.copy()}
         n_threads = self.n_jobs or 1
         pool = ThreadPoolExecutor(max_workers=n_threads) if n_threads > 1 else None
         try:
             for _ in range(self.max_iter):
-                reach = work.reach(X)  # ancestors of level d are not changed before level d is visited
+                iter_start = time.perf_counter()
+                reach = work.reach(X)  # a node's ancestors are not changed before the node is visited
+                tasks = {}
                 for d in range(work.max_depth, -1, -1):
                     col = reach[:, d]
                     order = np.argsort(col, kind="stable")
                     nodes, starts = np.unique(col[order], return_index=True)
                     bounds = np.append(starts, n)
-                    tasks = []
                     for j, node in enumerate(nodes):
                         if node < 0:
                             continue
                         rows = order[bounds[j]:bounds[j + 1]].astype(np.int64)
                         if work.left[node] < 0:
-                            tasks.append((int(node), rows, True))
+                            tasks[int(node)] = (int(node), rows, True)
                         elif np.any(y[rows] != y[rows[0]]):  # non-empty impure internal node
-                            tasks.append((int(node), rows, False))
-                    arrays = work.arrays()
+                            tasks[int(node)] = (int(node), rows, False)
+                # largest path first: a node's priority is the number of points over it and its ancestors, so
+                # the branch holding the largest node problems (the ones all later solves wait on) goes first
+                cost = np.bincount(reach[reach >= 0], minlength=work.left.shape[0])
+                priority = cost.copy()
+                for node in work.top_down[1:]:
+                    priority[node] += priority[work.parent[node]]
+                stats = {"task_seconds": 0.0, "task_cpu_seconds": 0.0, "max_task_seconds": 0.0, "liblinear_seconds": 0.0,
+                         "n_solves": 0}
 
-                    def solve(task, arrays=arrays):
-                        return self._solve_node(task, X, Xcsr, y, k, C, work, arrays)
+                def run(node, arrays):
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    res = self._solve_node(tasks[node], X, XL, y, k, C, work, arrays)
+                    return res, time.perf_counter() - t0, time.thread_time() - c0
 
-                    results = list(pool.map(solve, tasks)) if pool is not None else [solve(t) for t in tasks]
-                    changed = False
-                    for res in results:
-                        ll_seconds += res[-1]
-                        self._n_solves += res[0] in ("oblique", "keep", "axis")
-                        self._n_reused += res[0] == "reused"
-                        changed |= self._apply(work, res)
-                    if changed:
-                        work.rebuild()
+                def done(node, timed):
+                    res, seconds, cpu = timed
+                    if self._record_tasks:  # for benchmarks/bench_tao.py's schedule estimate
+                        # an oblique node's solve left its care rows in _care_cache
+                        solved = self.node_type == "oblique" and res[0] in ("oblique", "keep")
+                        self.task_log_.append((C, len(history), node, int(work.parent[node]), int(work.depth[node]),
+                                               tasks[node][1].shape[0], int(priority[node]), tasks[node][2], cpu,
+                                               self._care_cache[node][0].shape[0] if solved else 0, res[-1]))
+                    stats["task_seconds"] += seconds
+                    stats["task_cpu_seconds"] += cpu
+                    stats["max_task_seconds"] = max(stats["max_task_seconds"], seconds)
+                    stats["liblinear_seconds"] += res[-1]
+                    stats["n_solves"] += res[0] in ("oblique", "keep", "axis")
+                    self._n_solves += res[0] in ("oblique", "keep", "axis")
+                    self._n_reused += res[0] == "reused"
+                    self._apply(work, res)
+
+                pass_start = time.perf_counter()
+                run_bottom_up(list(tasks), work.parent, priority, run, done, pool=pool, n_threads=n_threads,
+                              inline=lambda node: tasks[node][2],  # leaves: a majority vote, no thread needed
+                              prepare=lambda node: work.arrays())
+                ll_seconds += stats["liblinear_seconds"]
                 new_err = float(np.mean(work.predict_labels(X) != y))
                 history.append(new_err)
+                self.pass_stats_.append({"C": C, "iteration": len(history) - 1, "n_tasks": len(tasks), **stats,
+                                         "pass_seconds": time.perf_counter() - pass_start,
+                                         "iteration_seconds": time.perf_counter() - iter_start})
                 # stop when the training error falls by less than tol (relative, paper: 0.5%)
                 if self.accept == "objective" and self.node_type == "oblique":
                     new_obj = new_err + work.penalty() / (C * n)
@@ -419,7 +479,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 pool.shutdown()
         return history, ll_seconds
 
-    def _solve_node(self, task, X, Xcsr, y, k, C, work, arrays):
+    def _solve_node(self, task, X, XL, y, k, C, work, arrays):
         node, rows, is_leaf = task
         if is_leaf:  # exact: majority vote over the leaf's points
             best, _ = K.majority(y, rows, k, work.label[node])
@@ -442,8 +502,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if self._reuse_solves and prev is not None and np.array_equal(prev[0], cidx) and np.array_equal(prev[1], target):
             return ("reused", node, 0.0)
         self._care_cache[node] = (cidx, target)
-        Xc = Xcsr[cidx]
-        w, b, seconds = l1_svm(Xc, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
+        w, b, seconds = l1_svm_rows(XL, cidx, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
                                seed=self._seed + node)
         idx = np.flatnonzero(w)
         if self._shift is not None:  # hyperplane of the shifted features -> original features
