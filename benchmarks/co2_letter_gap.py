@@ -9,11 +9,13 @@ Fits CO2 Forests on Letter's training part (10,500 rows) and scores the validati
 - ``--patience N``: consecutive surrogate rises before eta is halved (Sec. 4.2; default 2; 1000000 = never);
 - ``--init unit``: the initial univariate split as it is (w = e_f, b = threshold, projected onto the ball only when
   ``1 + threshold^2 > nu``) instead of scaled up onto the sphere ``||[w, b]||^2 = nu``;
-- ``--subspace``: SGD over the q candidate features only, not all p.
+- ``--subspace``: SGD over the q candidate features only, not all p;
+- ``--free-bias``: the norm bound of eq. (9) on w alone, the bias unconstrained (the library bounds ``||[w, b]||``,
+  reading the paper's ``w^T x`` with a constant input); stumps start on the sphere ``||w||^2 = nu``.
 
-The last two change the tree grower (``treeopt.greedy._co2_grow``, owned by the CO2-speed work): this script
-builds a patched copy of that module's source in a temporary folder at run time and routes
-``CO2TreeClassifier`` through it; the library files are not touched.
+The last three change the tree grower and kernel (``treeopt.greedy._co2_grow``, ``_co2_sgd``, owned by the
+CO2-speed work): this script builds patched copies of those modules' sources in a temporary folder at run time and
+routes ``CO2TreeClassifier`` through them; the library files are not touched.
 
     python benchmarks/co2_letter_gap.py --tag base --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
     python benchmarks/co2_letter_gap.py --tag unit --init unit --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
@@ -41,17 +43,20 @@ from treeopt.forest import CO2ForestClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
 GROW = ROOT / "src" / "treeopt" / "greedy" / "_co2_grow.py"
+SGD = ROOT / "src" / "treeopt" / "greedy" / "_co2_sgd.py"
 
 # (old, new) source edits of _co2_grow.py for the two grower variants
 _EDITS = [
     ("from ._co2_sgd import _splitmix64, co2_stump_sgd\nfrom ._criteria import _xlogx_table",
-     "from treeopt.greedy._co2_sgd import _splitmix64, co2_stump_sgd\nfrom treeopt.greedy._criteria import _xlogx_table"),
+     "from co2_sgd_variant import _splitmix64, co2_stump_sgd\nfrom treeopt.greedy._criteria import _xlogx_table"),
     ("compare_with_axis, seed, tol_initial=False):",
      "compare_with_axis, seed, tol_initial=False, init_mode=0, subspace=False):"),
     ("""        scale = np.sqrt(nu / (1.0 + tz * tz))
         w = np.zeros(p)""",
      """        if init_mode == 0:
             scale = np.sqrt(nu / (1.0 + tz * tz))
+        elif init_mode == 2:  # bias outside the bound: the sphere ||w||^2 = nu
+            scale = np.sqrt(nu)
         else:  # the univariate split as it is, projected only when outside the ball
             scale = min(1.0, np.sqrt(nu / (1.0 + tz * tz)))
         w = np.zeros(p)"""),
@@ -82,17 +87,40 @@ _EDITS = [
                                           tol_initial)"""),
     ("_NJIT = dict(cache=True, nogil=True)", "_NJIT = dict(cache=False, nogil=True)"),
 ]
+# kernel edits for --free-bias: the projection of eq. (9) over w only (wb[p] is the bias)
+_FREE_BIAS = [
+    ("""            wb[j] += v[j]
+            norm2 += wb[j] * wb[j]""",
+     """            wb[j] += v[j]
+            if j < p:
+                norm2 += wb[j] * wb[j]"""),
+    ("""            for j in range(p + 1):
+                wb[j] *= scale
+                norm2 += wb[j] * wb[j]""",
+     """            for j in range(p):
+                wb[j] *= scale
+                norm2 += wb[j] * wb[j]"""),
+]
 
 
-def patched_grower(init_mode, subspace):
-    """``grow_co2_tree`` of a patched copy of the library's grower, with the variant's flags bound."""
-    source = GROW.read_text()
-    for old, new in _EDITS:
+def _patched_source(path, edits):
+    source = path.read_text()
+    for old, new in edits:
         if old not in source:
-            raise RuntimeError(f"{GROW} changed; cannot apply the variant edit starting {old[:60]!r}")
+            raise RuntimeError(f"{path} changed; cannot apply the variant edit starting {old[:60]!r}")
         source = source.replace(old, new)
-    path = Path(tempfile.mkdtemp()) / "co2_grow_variant.py"
-    path.write_text(source)
+    return source
+
+
+def patched_grower(init_mode, subspace, free_bias):
+    """``grow_co2_tree`` of patched copies of the library's grower and kernel, with the variant's flags bound."""
+    folder = Path(tempfile.mkdtemp())
+    sgd_edits = list(_FREE_BIAS) if free_bias else []
+    sgd_edits.append(("cache=True, nogil=True, fastmath", "cache=False, nogil=True, fastmath"))
+    (folder / "co2_sgd_variant.py").write_text(_patched_source(SGD, sgd_edits))
+    sys.path.insert(0, str(folder))
+    path = folder / "co2_grow_variant.py"
+    path.write_text(_patched_source(GROW, _EDITS))
     spec = importlib.util.spec_from_file_location("co2_grow_variant", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -113,10 +141,12 @@ def main(argv=None):
     ap.add_argument("--scale", choices=["z", "pm1"], default="z")
     ap.add_argument("--init", choices=["sphere", "unit"], default="sphere")
     ap.add_argument("--subspace", action="store_true")
+    ap.add_argument("--free-bias", action="store_true")
     a = ap.parse_args(argv)
     co2_module.OSCILLATION_PATIENCE = a.patience  # read by CO2TreeClassifier at fit time
-    if a.init != "sphere" or a.subspace:
-        co2_module.grow_co2_tree = patched_grower(int(a.init == "unit"), a.subspace)
+    if a.init != "sphere" or a.subspace or a.free_bias:
+        init_mode = 2 if a.free_bias else int(a.init == "unit")
+        co2_module.grow_co2_tree = patched_grower(init_mode, a.subspace, a.free_bias)
     split = load_split(prepare_split("letter", load_config(ROOT / "config.yaml"), 0))
     if a.scale == "pm1":  # svm-scale: each feature's training range onto [-1, 1] (affine, so from the z-scores)
         lo, hi = split.X_train.min(0), split.X_train.max(0)
@@ -137,7 +167,7 @@ def main(argv=None):
                         for m in (10, 30, 100, 300, 1000) if m <= a.trees}
                     print(json.dumps(dict(tag=a.tag, nu=nu, eta=eta, seed=seed, val_error_at=staged)), flush=True)
             print(json.dumps(dict(tag=a.tag, nu=nu, eta=eta, q=a.q, trees=a.trees, seeds=a.seeds, nic=a.nic, tau=a.tau,
-                                  patience=a.patience, scale=a.scale, init=a.init, subspace=a.subspace,
+                                  patience=a.patience, scale=a.scale, init=a.init, subspace=a.subspace, free_bias=a.free_bias,
                                   val_errors=[round(e, 3) for e in errors], mean=round(float(np.mean(errors)), 3),
                                   oblique_per_tree=model.n_oblique_splits_, fallbacks_per_tree=model.n_axis_fallbacks_,
                                   cpu_seconds=round(time.process_time() - c0, 1))), flush=True)
