@@ -209,7 +209,7 @@ def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(see
         assert np.array_equal(np.sort(S[f]), np.sort(idx)) and np.all(np.diff(X[S[f], f]) >= 0)
     check(0, n)
     goes_right = X[:, 4] + X[:, 1] > 0.3  # an oblique split, by point id
-    nl = partition_presorted(S, 0, n, goes_right, np.empty(n, dtype=np.int32))
+    nl = partition_presorted(S, 0, n, goes_right, np.empty(n, dtype=np.uint32))
     assert nl == np.sum(~goes_right[idx])
     for f in range(5):
         for lo, hi, side in ((0, nl, False), (nl, n, True)):

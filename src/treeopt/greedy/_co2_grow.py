@@ -37,9 +37,10 @@ FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
 
 @njit(**_NJIT)
 def feature_order(X):
-    """``order[f]``: the row numbers of ``X`` sorted by feature f (int32), computed once per forest."""
+    """``order[f]``: the row numbers of ``X`` sorted by feature f (uint32: unsigned indices skip numba's
+    negative-index fix-up), computed once per forest."""
     n, p = X.shape
-    order = np.empty((p, n), dtype=np.int32)
+    order = np.empty((p, n), dtype=np.uint32)
     col = np.empty(n)
     for f in range(p):
         for i in range(n):
@@ -52,7 +53,7 @@ def feature_order(X):
 
 @njit(**_NJIT)
 def presort(order, idx):
-    """``S[f]``: the points ``idx`` (repeats allowed) ordered by feature f, for every feature (int32 point
+    """``S[f]``: the points ``idx`` (repeats allowed) ordered by feature f, for every feature (uint32 point
     ids), from the rows' order ``order`` (:func:`feature_order`) in O(p n) time.
 
     :func:`partition_presorted` then keeps every node's slice ``S[:, start:stop]`` sorted, so the axis
@@ -62,7 +63,7 @@ def presort(order, idx):
     mult = np.zeros(n_rows, dtype=np.int32)
     for t in range(n):
         mult[idx[t]] += 1
-    S = np.empty((p, n), dtype=np.int32)
+    S = np.empty((p, n), dtype=np.uint32)
     for f in range(p):
         pos = 0
         for r in range(n_rows):
@@ -216,7 +217,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     ys = np.empty(n, dtype=np.int64)
     S = presort(order, idx)
     goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
-    tmp32 = np.empty(n, dtype=np.int32)
+    tmp32 = np.empty(n, dtype=np.uint32)
     Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)

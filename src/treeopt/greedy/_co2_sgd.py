@@ -167,9 +167,9 @@ def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
-    the CCCP signs are set from the same pass: ``side[i] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
+    the CCCP signs are set from the same pass: ``side[u0] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
     ``w_old <- w`` (Alg. 1 line 4). The pass leaves what the next mini-batch, which starts from the same
-    state, needs: ``zbuf[i] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``loss`` (2, k) the
+    state, needs: ``zbuf[u0] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``loss`` (2, k) the
     leaves' log losses per class (see ``cached`` in :func:`sgd_epoch`). Four points at a time with four
     partial sums (fixed order, so deterministic).
     """
@@ -181,27 +181,32 @@ def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
     t3 = 0.0
     i = 0
     while i + 4 <= n:
-        z0, z1, z2, z3 = _margins4(X, i, i + 1, i + 2, i + 3, wb)
-        zbuf[i] = z0
-        zbuf[i + 1] = z1
-        zbuf[i + 2] = z2
-        zbuf[i + 3] = z3
-        t0 += _term(z0, y[i], loss)
-        t1 += _term(z1, y[i + 1], loss)
-        t2 += _term(z2, y[i + 2], loss)
-        t3 += _term(z3, y[i + 3], loss)
+        u0 = np.uint64(i)  # unsigned: no negative-index fix-up
+        u1 = np.uint64(i + 1)
+        u2 = np.uint64(i + 2)
+        u3 = np.uint64(i + 3)
+        z0, z1, z2, z3 = _margins4(X, u0, u1, u2, u3, wb)
+        zbuf[u0] = z0
+        zbuf[u1] = z1
+        zbuf[u2] = z2
+        zbuf[u3] = z3
+        t0 += _term(z0, y[u0], loss)
+        t1 += _term(z1, y[u1], loss)
+        t2 += _term(z2, y[u2], loss)
+        t3 += _term(z3, y[u3], loss)
         if refresh:
-            side[i] = 1.0 if z0 >= 0.0 else -1.0
-            side[i + 1] = 1.0 if z1 >= 0.0 else -1.0
-            side[i + 2] = 1.0 if z2 >= 0.0 else -1.0
-            side[i + 3] = 1.0 if z3 >= 0.0 else -1.0
+            side[u0] = 1.0 if z0 >= 0.0 else -1.0
+            side[u1] = 1.0 if z1 >= 0.0 else -1.0
+            side[u2] = 1.0 if z2 >= 0.0 else -1.0
+            side[u3] = 1.0 if z3 >= 0.0 else -1.0
         i += 4
     while i < n:
-        z = _margin(X, i, wb)
-        zbuf[i] = z
-        t0 += _term(z, y[i], loss)
+        u0 = np.uint64(i)
+        z = _margin(X, u0, wb)
+        zbuf[u0] = z
+        t0 += _term(z, y[u0], loss)
         if refresh:
-            side[i] = 1.0 if z >= 0.0 else -1.0
+            side[u0] = 1.0 if z >= 0.0 else -1.0
         i += 1
     return ((t0 + t1) + (t2 + t3)) / n
 
@@ -263,32 +268,37 @@ def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl,
     t3 = 0.0
     i = 0
     while i + 4 <= n:
-        z0, z1, z2, z3 = _margins4(X, i, i + 1, i + 2, i + 3, wb)
-        t0 += _term(z0, y[i], loss)
-        t1 += _term(z1, y[i + 1], loss)
-        t2 += _term(z2, y[i + 2], loss)
-        t3 += _term(z3, y[i + 3], loss)
+        u0 = np.uint64(i)  # unsigned: no negative-index fix-up
+        u1 = np.uint64(i + 1)
+        u2 = np.uint64(i + 2)
+        u3 = np.uint64(i + 3)
+        z0, z1, z2, z3 = _margins4(X, u0, u1, u2, u3, wb)
+        t0 += _term(z0, y[u0], loss)
+        t1 += _term(z1, y[u1], loss)
+        t2 += _term(z2, y[u2], loss)
+        t3 += _term(z3, y[u3], loss)
         if refresh:
-            side[i] = 1.0 if z0 >= 0.0 else -1.0
-            side[i + 1] = 1.0 if z1 >= 0.0 else -1.0
-            side[i + 2] = 1.0 if z2 >= 0.0 else -1.0
-            side[i + 3] = 1.0 if z3 >= 0.0 else -1.0
-        c0 = _winner(z0, y[i], side[i], loss, cntl, 0)
-        c1 = _winner(z1, y[i + 1], side[i + 1], loss, cntl, 1)
-        c2 = _winner(z2, y[i + 2], side[i + 2], loss, cntl, 2)
-        c3 = _winner(z3, y[i + 3], side[i + 3], loss, cntl, 3)
+            side[u0] = 1.0 if z0 >= 0.0 else -1.0
+            side[u1] = 1.0 if z1 >= 0.0 else -1.0
+            side[u2] = 1.0 if z2 >= 0.0 else -1.0
+            side[u3] = 1.0 if z3 >= 0.0 else -1.0
+        c0 = _winner(z0, y[u0], side[u0], loss, cntl, 0)
+        c1 = _winner(z1, y[u1], side[u1], loss, cntl, 1)
+        c2 = _winner(z2, y[u2], side[u2], loss, cntl, 2)
+        c3 = _winner(z3, y[u3], side[u3], loss, cntl, 3)
         for j in range(p):
-            g[j] += (c0 * X[i, j] + c1 * X[i + 1, j]) + (c2 * X[i + 2, j] + c3 * X[i + 3, j])
+            g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
         gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
         i += 4
     while i < n:
-        z = _margin(X, i, wb)
-        t0 += _term(z, y[i], loss)
+        u0 = np.uint64(i)
+        z = _margin(X, u0, wb)
+        t0 += _term(z, y[u0], loss)
         if refresh:
-            side[i] = 1.0 if z >= 0.0 else -1.0
-        c = _winner(z, y[i], side[i], loss, cntl, 0)
+            side[u0] = 1.0 if z >= 0.0 else -1.0
+        c = _winner(z, y[u0], side[u0], loss, cntl, 0)
         for j in range(p):
-            g[j] += c * X[i, j]
+            g[j] += c * X[u0, j]
         gb -= c
         i += 1
     g[p] = gb
