@@ -194,7 +194,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     """
     n = idx.shape[0]
     p = X.shape[1]
-    idx = idx.copy()
+    idx = idx.astype(np.uint64)  # a copy; unsigned point ids index without numba's negative-index fix-up
     cap = 2 * n + 1
     left = np.full(cap, -1, dtype=np.int64)
     right = np.full(cap, -1, dtype=np.int64)
@@ -221,7 +221,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)
-    tmp = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
     history = np.empty(max_epochs + 1)
     mean = np.zeros(p)
