@@ -162,7 +162,7 @@ def _term(z, yi, loss):
     return max(loss[0, yi] - z, loss[1, yi] + z) - abs(z)
 
 
-@njit(**_NJIT)
+@njit(**_INLINE)
 def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
@@ -251,7 +251,7 @@ def _momentum_step(wb, theta, v, vtheta, g, cnt, prob, m, eta, momentum, nu):
     return norm2
 
 
-@njit(**_NJIT)
+@njit(**_INLINE)
 def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl, cnt):
     """:func:`_surrogate_pass` and, from the same margins, the subgradient of one batch holding all n points
     at the same state (what :func:`sgd_epoch` computes for a node of at most ``batch_size`` points): one
@@ -306,7 +306,7 @@ def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl,
     return ((t0 + t1) + (t2 + t3)) / n
 
 
-@njit(**_NJIT)
+@njit(**_INLINE)
 def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, loss, cntl, cnt, cached,
               zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
