@@ -415,7 +415,7 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     # unsigned point indices and labels: indexing with them skips numba's negative-index fix-up (about a
     # third of the instructions of the per-point loops)
     perm = np.arange(n).astype(np.uint64)
-    y = np.ascontiguousarray(y).view(np.uint64)
+    y = y.astype(np.uint64)  # a copy of any integer labels (a view would misread int32)
     state = np.full(1, seed, dtype=np.uint64)
     wb = np.empty(p + 1)
     wb[:p] = w
