@@ -7,6 +7,7 @@ from joblib import Parallel, delayed
 from sklearn.base import _fit_context
 
 from ..base import encode_classes, validate_training_data
+from ..greedy._co2_grow import feature_order
 from ..greedy.co2 import CO2TreeClassifier
 from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
 
@@ -88,11 +89,12 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         self.classes_, y_enc = encode_classes(y)
         k = self.classes_.shape[0]
         n = X.shape[0]
+        order = feature_order(X)  # every feature's sorted rows, shared by the trees' axis searches
 
         def fit_tree(seed):
             est = self._make_estimator().set_params(random_state=seed)
             idx = bootstrap_indices(seed, n) if self.bootstrap else np.arange(n)
-            est._fit_encoded(X, y_enc, k, idx, seed)
+            est._fit_encoded(X, y_enc, k, idx, seed, order)
             est.classes_ = np.arange(k)
             est.n_features_in_ = X.shape[1]
             return est

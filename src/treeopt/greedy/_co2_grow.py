@@ -36,11 +36,73 @@ FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
 
 
 @njit(**_NJIT)
-def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys, col):
-    """Exact best information-gain axis split of the points ``idx[start:stop]`` over ``feats[:n_feats]``.
+def feature_order(X):
+    """``order[f]``: the row numbers of ``X`` sorted by feature f (uint32: unsigned indices skip numba's
+    negative-index fix-up), computed once per forest."""
+    n, p = X.shape
+    order = np.empty((p, n), dtype=np.uint32)
+    col = np.empty(n)
+    for f in range(p):
+        for i in range(n):
+            col[i] = X[i, f]
+        o = np.argsort(col)
+        for i in range(n):
+            order[f, i] = o[i]
+    return order
 
-    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split`; returns
-    ``(feature, threshold, gain)`` with feature -1 when no feature admits a cut."""
+
+@njit(**_NJIT)
+def presort(order, idx):
+    """``S[f]``: the points ``idx`` (repeats allowed) ordered by feature f, for every feature (uint32 point
+    ids), from the rows' order ``order`` (:func:`feature_order`) in O(p n) time.
+
+    :func:`partition_presorted` then keeps every node's slice ``S[:, start:stop]`` sorted, so the axis
+    search of a node needs no sort (the classic pre-sorting of CART/C4.5 growers)."""
+    p, n_rows = order.shape
+    n = idx.shape[0]
+    mult = np.zeros(n_rows, dtype=np.int32)
+    for t in range(n):
+        mult[idx[t]] += 1
+    S = np.empty((p, n), dtype=np.uint32)
+    for f in range(p):
+        pos = 0
+        for r in range(n_rows):
+            i = order[f, r]
+            for _ in range(mult[i]):
+                S[f, pos] = i
+                pos += 1
+    return S
+
+
+@njit(**_NJIT)
+def partition_presorted(S, start, stop, goes_right, tmp):
+    """Stable partition of every feature's slice ``S[f, start:stop]`` by ``goes_right[point id]``: left points
+    first, each part still sorted; returns the number of left points."""
+    nl = 0
+    for f in range(S.shape[0]):
+        nl = 0
+        nr = 0
+        for t in range(start, stop):
+            i = S[f, t]
+            if goes_right[i]:
+                tmp[nr] = i
+                nr += 1
+            else:
+                S[f, start + nl] = i
+                nl += 1
+        for t in range(nr):
+            S[f, start + nl + t] = tmp[t]
+    return nl
+
+
+@njit(**_NJIT)
+def _best_axis_presorted(X, y, S, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys):
+    """Exact best information-gain axis split of a node's points over ``feats[:n_feats]``, where
+    ``S[f, start:stop]`` holds the node's points sorted by feature f (see :func:`presort`).
+
+    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` (cuts only fall
+    between distinct values, so the order of tied points does not matter); returns ``(feature, threshold,
+    gain)`` with feature -1 when no feature admits a cut."""
     m = stop - start
     best_f = -1
     best_thr = np.nan
@@ -54,15 +116,11 @@ def _best_axis_on_slice(X, y, idx, start, stop, k, feats, n_feats, msl, xlogx, t
     for jf in range(n_feats):
         f = feats[jf]
         for t in range(m):
-            col[t] = X[idx[start + t], f]
-        o = np.argsort(col[:m])  # ties need no order: cuts only fall between distinct values
-        lo = col[o[0]]
-        hi = col[o[m - 1]]
-        if not lo < hi:
+            i = S[f, start + t]
+            zs[t] = X[i, f]
+            ys[t] = y[i]
+        if not zs[0] < zs[m - 1]:
             continue
-        for t in range(m):
-            zs[t] = col[o[t]]
-            ys[t] = y[idx[start + o[t]]]
         left[:] = 0
         right[:] = total
         s_left = 0.0
@@ -120,8 +178,11 @@ def _gain(y, idx, start, stop, go_right, k, xlogx):
 @njit(**_NJIT)
 def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, tau, tol, n_iter_no_change,
                   patience, min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-                  compare_with_axis, seed, tol_initial=False):
+                  compare_with_axis, seed, order, tol_initial=False):
     """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
+
+    ``order`` is :func:`feature_order` of ``X`` (shared by the trees of a forest): each node's axis search
+    reads its points in sorted order instead of sorting them.
 
     ``y`` holds labels ``0..k-1``; ``max_depth < 0`` means unlimited; ``standardize`` is 0 (inputs as
     given), 1 (z-scores of the tree's sample) or 2 (z-scores of each node's points). Returns the node
@@ -133,7 +194,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     """
     n = idx.shape[0]
     p = X.shape[1]
-    idx = idx.copy()
+    idx = idx.astype(np.uint64)  # a copy; unsigned point ids index without numba's negative-index fix-up
     cap = 2 * n + 1
     left = np.full(cap, -1, dtype=np.int64)
     right = np.full(cap, -1, dtype=np.int64)
@@ -154,11 +215,13 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     total = np.empty(k, dtype=np.int64)
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
-    col = np.empty(n)
+    S = presort(order, idx)
+    goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
+    tmp32 = np.empty(n, dtype=np.uint32)
     Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)
-    tmp = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
     history = np.empty(max_epochs + 1)
     mean = np.zeros(p)
@@ -209,11 +272,11 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             a = feats[j]
             feats[j] = feats[r]
             feats[r] = a
-        f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats, q, min_samples_leaf, xlogx,
-                                                total, zs, ys, col)
+        f, thr, axis_gain = _best_axis_presorted(X, y, S, start, stop, k, feats, q, min_samples_leaf, xlogx,
+                                                 total, zs, ys)
         if f < 0 and q < p:
-            f, thr, axis_gain = _best_axis_on_slice(X, y, idx, start, stop, k, feats[q:], p - q,
-                                                    min_samples_leaf, xlogx, total, zs, ys, col)
+            f, thr, axis_gain = _best_axis_presorted(X, y, S, start, stop, k, feats[q:], p - q,
+                                                     min_samples_leaf, xlogx, total, zs, ys)
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
@@ -328,6 +391,9 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
                 nl += 1
         for t in range(nr):
             idx[start + nl + t] = tmp[t]
+        for t in range(start, stop):
+            goes_right[idx[t]] = t >= start + nl
+        partition_presorted(S, start, stop, goes_right, tmp32)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2

@@ -22,6 +22,7 @@ from numba import njit
 # (vector instructions) and contract multiply-adds. Results change only by round-off (the order of the
 # sums); the kernel is about 25% faster (30 -> 23 ns per sample-epoch at p = 16, k = 26).
 _NJIT = dict(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
+_INLINE = dict(_NJIT, inline="always")  # small helpers of the passes: inlined in numba's IR, no call per point
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -69,51 +70,145 @@ def shuffle_epoch(perm, state):
             i -= 1
 
 
-@njit(**_NJIT)
-def _softmax_into(theta_row, out):
-    """Write softmax(theta_row) into ``out`` and return logsumexp(theta_row) (eq. (1), (3))."""
-    m = theta_row[0]
-    for c in range(1, theta_row.shape[0]):
-        if theta_row[c] > m:
-            m = theta_row[c]
-    total = 0.0
-    for c in range(theta_row.shape[0]):
-        out[c] = np.exp(theta_row[c] - m)
-        total += out[c]
-    for c in range(theta_row.shape[0]):
-        out[c] /= total
-    return m + np.log(total)
+@njit(**_INLINE)
+def _leaf_losses(theta, prob, loss):
+    """``prob[l]`` = softmax of leaf l and ``loss[l, c] = logsumexp(theta[l]) - theta[l, c]``, leaf l's log
+    loss of class c (eqs. (1), (3)): the per-class tables every point of a pass at this state looks up.
+    Indexes the 2-d arrays directly (row views would cost reference counting at every batch)."""
+    k = theta.shape[1]
+    for leaf in range(2):
+        m = theta[leaf, 0]
+        for c in range(1, k):
+            if theta[leaf, c] > m:
+                m = theta[leaf, c]
+        total = 0.0
+        for c in range(k):
+            e = np.exp(theta[leaf, c] - m)
+            prob[leaf, c] = e
+            total += e
+        inv = 1.0 / total
+        for c in range(k):
+            prob[leaf, c] *= inv
+        lse = m + np.log(total)
+        for c in range(k):
+            loss[leaf, c] = lse - theta[leaf, c]
 
 
-@njit(**_NJIT)
-def _surrogate_pass(X, y, wb, theta, side, refresh, prob, lse, zbuf):
+@njit(**_INLINE)
+def _margins4(X, i0, i1, i2, i3, wb):
+    """``w~ . x~`` of the rows i0..i3: four independent accumulations (the reduction of one margin would
+    otherwise be a serial chain of adds)."""
+    p = X.shape[1]
+    b = wb[p]
+    z0 = -b
+    z1 = -b
+    z2 = -b
+    z3 = -b
+    for j in range(p):
+        wj = wb[j]
+        z0 += wj * X[i0, j]
+        z1 += wj * X[i1, j]
+        z2 += wj * X[i2, j]
+        z3 += wj * X[i3, j]
+    return z0, z1, z2, z3
+
+
+@njit(**_INLINE)
+def _margin(X, i, wb):
+    p = X.shape[1]
+    z = -wb[p]
+    for j in range(p):
+        z += wb[j] * X[i, j]
+    return z
+
+
+@njit(**_INLINE)
+def _winner(z, yi, s, loss, cntl, lane):
+    """Loss-augmented inference for one point of margin ``z = w~ . x~`` and label ``yi`` (Alg. 1 line 9, the
+    arg max of eq. (11)'s first term ``max(-z + loss_0, z + loss_1)``, ties go left): counts the label at
+    the winning leaf in ``cntl[lane]`` (one count table per lane of a block of four points, so consecutive
+    points of one class do not wait on each other's count) and returns the point's subgradient coefficient
+    on ``x~``: ``-(1 + s)`` when the left leaf wins, ``1 - s`` when the right one does (0, -2 or 2)."""
+    a0 = loss[0, yi] - z
+    a1 = loss[1, yi] + z
+    r = 1.0 if a1 > a0 else 0.0  # a select, no branch (an int here compiles to an unpredictable branch)
+    cntl[lane, 0, yi] += 1.0 - r
+    cntl[lane, 1, yi] += r
+    return 1.0 - s - 2.0 * (1.0 - r)
+
+
+@njit(**_INLINE)
+def _zero(g, cntl):
+    """Zero the gradient and the lane count tables (loops: slice assignments would create views)."""
+    for j in range(g.shape[0]):
+        g[j] = 0.0
+    for u in range(4):
+        for r in range(2):
+            for c in range(cntl.shape[2]):
+                cntl[u, r, c] = 0.0
+
+
+@njit(**_INLINE)
+def _sum_lanes(cntl, cnt):
+    """``cnt[r, c]``: the four lanes' counts added."""
+    for r in range(2):
+        for c in range(cnt.shape[1]):
+            cnt[r, c] = (cntl[0, r, c] + cntl[1, r, c]) + (cntl[2, r, c] + cntl[3, r, c])
+
+
+@njit(**_INLINE)
+def _term(z, yi, loss):
+    """The point's term of eq. (10): ``max(-z + loss_0, z + loss_1) - |z|``."""
+    return max(loss[0, yi] - z, loss[1, yi] + z) - abs(z)
+
+
+@njit(**_INLINE)
+def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
-    the CCCP signs are set from the same pass: ``side[i] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
+    the CCCP signs are set from the same pass: ``side[u0] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
     ``w_old <- w`` (Alg. 1 line 4). The pass leaves what the next mini-batch, which starts from the same
-    state, needs: ``zbuf[i] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``lse`` (2,) their
-    log-sum-exps (see ``cached`` in :func:`sgd_epoch`).
+    state, needs: ``zbuf[u0] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``loss`` (2, k) the
+    leaves' log losses per class (see ``cached`` in :func:`sgd_epoch`). Four points at a time with four
+    partial sums (fixed order, so deterministic).
     """
-    n, p = X.shape
-    lse0 = _softmax_into(theta[0], prob[0])
-    lse1 = _softmax_into(theta[1], prob[1])
-    lse[0] = lse0
-    lse[1] = lse1
-    b = wb[p]
-    total = 0.0
-    for i in range(n):
-        z = -b
-        for j in range(p):
-            z += wb[j] * X[i, j]
-        zbuf[i] = z
-        yi = y[i]
-        a0 = -z + lse0 - theta[0, yi]
-        a1 = z + lse1 - theta[1, yi]
-        total += max(a0, a1) - abs(z)
+    n = X.shape[0]
+    _leaf_losses(theta, prob, loss)
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        u0 = np.uint64(i)  # unsigned: no negative-index fix-up
+        u1 = np.uint64(i + 1)
+        u2 = np.uint64(i + 2)
+        u3 = np.uint64(i + 3)
+        z0, z1, z2, z3 = _margins4(X, u0, u1, u2, u3, wb)
+        zbuf[u0] = z0
+        zbuf[u1] = z1
+        zbuf[u2] = z2
+        zbuf[u3] = z3
+        t0 += _term(z0, y[u0], loss)
+        t1 += _term(z1, y[u1], loss)
+        t2 += _term(z2, y[u2], loss)
+        t3 += _term(z3, y[u3], loss)
         if refresh:
-            side[i] = 1.0 if z >= 0.0 else -1.0
-    return total / n
+            side[u0] = 1.0 if z0 >= 0.0 else -1.0
+            side[u1] = 1.0 if z1 >= 0.0 else -1.0
+            side[u2] = 1.0 if z2 >= 0.0 else -1.0
+            side[u3] = 1.0 if z3 >= 0.0 else -1.0
+        i += 4
+    while i < n:
+        u0 = np.uint64(i)
+        z = _margin(X, u0, wb)
+        zbuf[u0] = z
+        t0 += _term(z, y[u0], loss)
+        if refresh:
+            side[u0] = 1.0 if z >= 0.0 else -1.0
+        i += 1
+    return ((t0 + t1) + (t2 + t3)) / n
 
 
 @njit(**_NJIT)
@@ -124,8 +219,96 @@ def batch_bounds(n, batch_size):
     return max(1, (n + batch_size - 1) // batch_size)
 
 
-@njit(**_NJIT)
-def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, cached, lse, zbuf):
+@njit(**_INLINE)
+def _momentum_step(wb, theta, v, vtheta, g, cnt, prob, m, eta, momentum, nu):
+    """One step of Alg. 1 lines 12-15 from a mini-batch of m points: ``g`` (p + 1) is the summed subgradient
+    w.r.t. ``w~``, ``cnt`` (2, k) the labels counted at each point's winning leaf and ``prob`` the leaves'
+    softmax at the batch's state; averages, momentum (``v <- momentum v - eta g; param <- param + v``) and the
+    projection onto ``||w~||^2 <= nu`` (eq. (9)). Returns ``||w~||^2`` after the step."""
+    p1 = wb.shape[0]
+    k = theta.shape[1]
+    inv = 1.0 / m
+    n0 = 0.0
+    for c in range(k):
+        n0 += cnt[0, c]
+    n1 = m - n0
+    norm2 = 0.0
+    for j in range(p1):
+        v[j] = momentum * v[j] - eta * g[j] * inv
+        wb[j] += v[j]
+        norm2 += wb[j] * wb[j]
+    for c in range(k):
+        vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob[0, c] - cnt[0, c]) * inv
+        theta[0, c] += vtheta[0, c]
+        vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob[1, c] - cnt[1, c]) * inv
+        theta[1, c] += vtheta[1, c]
+    if norm2 > nu:
+        scale = np.sqrt(nu / norm2)
+        norm2 = 0.0
+        for j in range(p1):
+            wb[j] *= scale
+            norm2 += wb[j] * wb[j]
+    return norm2
+
+
+@njit(**_INLINE)
+def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl, cnt):
+    """:func:`_surrogate_pass` and, from the same margins, the subgradient of one batch holding all n points
+    at the same state (what :func:`sgd_epoch` computes for a node of at most ``batch_size`` points): one
+    pass per epoch instead of two. Returns the mean of eq. (10); fills ``prob``, ``loss``, ``g`` (p + 1, the
+    summed subgradient w.r.t. ``w~``) and ``cnt`` (labels at each point's winning leaf), the signs ``side``
+    refreshed first when ``refresh``."""
+    n, p = X.shape
+    _leaf_losses(theta, prob, loss)
+    _zero(g, cntl)
+    gb = 0.0
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        u0 = np.uint64(i)  # unsigned: no negative-index fix-up
+        u1 = np.uint64(i + 1)
+        u2 = np.uint64(i + 2)
+        u3 = np.uint64(i + 3)
+        z0, z1, z2, z3 = _margins4(X, u0, u1, u2, u3, wb)
+        t0 += _term(z0, y[u0], loss)
+        t1 += _term(z1, y[u1], loss)
+        t2 += _term(z2, y[u2], loss)
+        t3 += _term(z3, y[u3], loss)
+        if refresh:
+            side[u0] = 1.0 if z0 >= 0.0 else -1.0
+            side[u1] = 1.0 if z1 >= 0.0 else -1.0
+            side[u2] = 1.0 if z2 >= 0.0 else -1.0
+            side[u3] = 1.0 if z3 >= 0.0 else -1.0
+        c0 = _winner(z0, y[u0], side[u0], loss, cntl, 0)
+        c1 = _winner(z1, y[u1], side[u1], loss, cntl, 1)
+        c2 = _winner(z2, y[u2], side[u2], loss, cntl, 2)
+        c3 = _winner(z3, y[u3], side[u3], loss, cntl, 3)
+        for j in range(p):
+            g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
+        gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+        i += 4
+    while i < n:
+        u0 = np.uint64(i)
+        z = _margin(X, u0, wb)
+        t0 += _term(z, y[u0], loss)
+        if refresh:
+            side[u0] = 1.0 if z >= 0.0 else -1.0
+        c = _winner(z, y[u0], side[u0], loss, cntl, 0)
+        for j in range(p):
+            g[j] += c * X[u0, j]
+        gb -= c
+        i += 1
+    g[p] = gb
+    _sum_lanes(cntl, cnt)
+    return ((t0 + t1) + (t2 + t3)) / n
+
+
+@njit(**_INLINE)
+def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, loss, cntl, cnt, cached,
+              zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
@@ -134,74 +317,57 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     left leaf wins and ``(1 - s) x~`` when the right one does, ``s = sgn(w_old . x~)`` — and of the winning
     leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
-    onto ``||w~||^2 <= nu`` (eq. (9)). ``wb``, ``theta``, ``v`` (p + 1) and ``vtheta`` (2, k) are updated in
-    place; ``g`` (p + 1), ``prob`` and ``cnt`` (2, k) are scratch. With ``cached``, the first batch takes
-    its margins ``zbuf[i]``, ``prob`` and ``lse`` from the :func:`_surrogate_pass` just made at the same state
-    (the same arithmetic, so the same numbers; a node of at most ``batch_size`` points, one batch per
-    epoch, then computes each margin once per epoch instead of twice). ``X`` may be float32 (the products are
-    accumulated in float64). Returns the largest ``||w~||^2`` after any projection.
+    onto ``||w~||^2 <= nu`` (eq. (9)) (:func:`_momentum_step`). ``wb``, ``theta``, ``v`` (p + 1) and
+    ``vtheta`` (2, k) are updated in place; ``g`` (p + 1), ``prob``, ``loss``, ``cnt`` (2, k) and ``cntl``
+    (4, 2, k) are scratch. With ``cached``, the first batch takes its margins ``zbuf[i]``, ``prob`` and
+    ``loss`` from the :func:`_surrogate_pass` just made at the same state. ``X`` may be float32 (the
+    products are accumulated in float64). Four points at a time: independent margins and count tables, one
+    read-modify-write of ``g`` per four points. Returns the largest ``||w~||^2`` after any projection.
     """
     n, p = X.shape
-    k = theta.shape[1]
     max_norm2 = 0.0
     for bi in range(n_batches):
         start = bi * n // n_batches
         stop = (bi + 1) * n // n_batches
         use_cache = cached and bi == 0
-        if use_cache:
-            lse0 = lse[0]
-            lse1 = lse[1]
-        else:
-            lse0 = _softmax_into(theta[0], prob[0])
-            lse1 = _softmax_into(theta[1], prob[1])
-        g[:] = 0.0
-        cnt[:] = 0.0
-        b = wb[p]
+        if not use_cache:
+            _leaf_losses(theta, prob, loss)
+        _zero(g, cntl)
         gb = 0.0
-        for t in range(start, stop):
-            i = perm[t]
+        t = start
+        while t + 4 <= stop:
+            i0 = perm[t]
+            i1 = perm[t + 1]
+            i2 = perm[t + 2]
+            i3 = perm[t + 3]
             if use_cache:
-                z = zbuf[i]
+                z0 = zbuf[i0]
+                z1 = zbuf[i1]
+                z2 = zbuf[i2]
+                z3 = zbuf[i3]
             else:
-                z = -b
-                for j in range(p):
-                    z += wb[j] * X[i, j]
-            yi = y[i]
-            a0 = -z + lse0 - theta[0, yi]
-            a1 = z + lse1 - theta[1, yi]
-            s = side[i]
-            r = 1.0 if a1 > a0 else 0.0  # the right leaf wins (ties go left); selects, no branch
-            coef = 1.0 - s - 2.0 * (1.0 - r)  # -(1 + s) on the left, 1 - s on the right
-            cnt[0, yi] += 1.0 - r
-            cnt[1, yi] += r
+                z0, z1, z2, z3 = _margins4(X, i0, i1, i2, i3, wb)
+            c0 = _winner(z0, y[i0], side[i0], loss, cntl, 0)
+            c1 = _winner(z1, y[i1], side[i1], loss, cntl, 1)
+            c2 = _winner(z2, y[i2], side[i2], loss, cntl, 2)
+            c3 = _winner(z3, y[i3], side[i3], loss, cntl, 3)
             # every point adds coef x~ (zero when s agrees with the winner): branch-free, so the
             # unpredictable winner costs no pipeline flush
             for j in range(p):
-                g[j] += coef * X[i, j]
-            gb -= coef  # the homogeneous coordinate of x~ is -1
+                g[j] += (c0 * X[i0, j] + c1 * X[i1, j]) + (c2 * X[i2, j] + c3 * X[i3, j])
+            gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+            t += 4
+        while t < stop:
+            i = perm[t]
+            z = zbuf[i] if use_cache else _margin(X, i, wb)
+            c = _winner(z, y[i], side[i], loss, cntl, 0)
+            for j in range(p):
+                g[j] += c * X[i, j]
+            gb -= c
+            t += 1
         g[p] = gb
-        m = stop - start
-        inv = 1.0 / m
-        n0 = 0.0
-        for c in range(k):
-            n0 += cnt[0, c]
-        n1 = m - n0
-        norm2 = 0.0
-        for j in range(p + 1):
-            v[j] = momentum * v[j] - eta * g[j] * inv
-            wb[j] += v[j]
-            norm2 += wb[j] * wb[j]
-        for c in range(k):
-            vtheta[0, c] = momentum * vtheta[0, c] - eta * (n0 * prob[0, c] - cnt[0, c]) * inv
-            theta[0, c] += vtheta[0, c]
-            vtheta[1, c] = momentum * vtheta[1, c] - eta * (n1 * prob[1, c] - cnt[1, c]) * inv
-            theta[1, c] += vtheta[1, c]
-        if norm2 > nu:
-            scale = np.sqrt(nu / norm2)
-            norm2 = 0.0
-            for j in range(p + 1):
-                wb[j] *= scale
-                norm2 += wb[j] * wb[j]
+        _sum_lanes(cntl, cnt)
+        norm2 = _momentum_step(wb, theta, v, vtheta, g, cnt, prob, stop - start, eta, momentum, nu)
         if norm2 > max_norm2:
             max_norm2 = norm2
     return max_norm2
@@ -240,12 +406,16 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     for ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
 
     Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
-    ``||[w, b]||^2`` seen after any step, and the final rate.
+    ``||[w, b]||^2`` seen after any step, and the final rate. Labels are not checked here (callers do):
+    a label outside ``0..k-1`` reads outside ``theta``'s tables.
     """
     n, p = X.shape
     k = theta.shape[1]
     side = np.empty(n)
-    perm = np.arange(n)
+    # unsigned point indices and labels: indexing with them skips numba's negative-index fix-up (about a
+    # third of the instructions of the per-point loops)
+    perm = np.arange(n).astype(np.uint64)
+    y = y.astype(np.uint64)  # a copy of any integer labels (a view would misread int32)
     state = np.full(1, seed, dtype=np.uint64)
     wb = np.empty(p + 1)
     wb[:p] = w
@@ -255,29 +425,40 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     n_batches = batch_bounds(n, batch_size)
     g = np.empty(p + 1)
     prob = np.empty((2, k))
+    loss = np.empty((2, k))
     cnt = np.empty((2, k))
-    lse = np.empty(2)
+    cntl = np.empty((4, 2, k))
     zbuf = np.empty(n)
 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
-    current = _surrogate_pass(X, y, wb, theta, side, True, prob, lse, zbuf)
+    single = n_batches == 1  # one batch at the surrogate pass's state: fused (_surrogate_and_gradient)
+    if single:
+        current = _surrogate_and_gradient(X, y, wb, theta, side, True, prob, loss, g, cntl, cnt)
+    else:
+        current = _surrogate_pass(X, y, wb, theta, side, True, prob, loss, zbuf)
     history[0] = current
     best = current
     since_best = 0
     n_rises = 0
     n_epochs = 0
     for epoch in range(max_epochs):
-        if n_batches > 1:  # one full batch: the order of the points does not change the step
+        refresh = (epoch + 1) % tau == 0
+        if single:  # one full batch: the order of the points does not change the step
+            m2 = _momentum_step(wb, theta, v, vtheta, g, cnt, prob, n, eta, momentum, nu)
+        else:
             shuffle_epoch(perm, state)
-        m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, cnt, True, lse,
-                       zbuf)
+            m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, loss, cntl,
+                           cnt, True, zbuf)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1
         previous = current
-        current = _surrogate_pass(X, y, wb, theta, side, (epoch + 1) % tau == 0, prob, lse, zbuf)
+        if single:
+            current = _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl, cnt)
+        else:
+            current = _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf)
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
         if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):

@@ -50,7 +50,7 @@ from sklearn.utils import check_random_state
 
 from ..base import encode_classes, validate_training_data
 from ..trees import Tree
-from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, grow_co2_tree, node_csr
+from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, feature_order, grow_co2_tree, node_csr
 from ._co2_sgd import co2_stump_sgd
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 
@@ -287,11 +287,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         return self._fit_encoded(X, y_enc, self.classes_.shape[0], np.arange(X.shape[0]), seed)
 
-    def _fit_encoded(self, X, y_enc, n_classes, idx, seed):
+    def _fit_encoded(self, X, y_enc, n_classes, idx, seed, order=None):
         """Grow on the points ``X[idx]`` (checked float64 X, labels ``0..n_classes-1``) in one numba call
         that releases the GIL (:func:`treeopt.greedy._co2_grow.grow_co2_tree`); sets ``tree_`` and the
-        split counts, not ``classes_``/``n_features_in_``."""
+        split counts, not ``classes_``/``n_features_in_``. ``order`` is ``feature_order(X)`` (a forest
+        computes it once for all its trees)."""
         p = X.shape[1]
+        if order is None:
+            order = feature_order(X)
         out = grow_co2_tree(X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes),
                             int(n_candidate_features(self.max_features, p)), float(self.nu),
                             float(self.learning_rate), float(self.momentum), int(self.batch_size),
@@ -299,7 +302,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
                             int(OSCILLATION_PATIENCE), int(max(self.min_samples_split, 2 * self.min_samples_leaf)),
                             int(self.min_samples_leaf), -1 if self.max_depth is None else int(self.max_depth),
                             STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback],
-                            bool(self.compare_with_axis), np.uint64(seed), self.tol_reference == "initial")
+                            bool(self.compare_with_axis), np.uint64(seed), order, self.tol_reference == "initial")
         left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)
         weights = sp.csr_matrix((data, indices, indptr), shape=(left.shape[0], p))
