@@ -443,3 +443,7 @@ def node_csr(feature, wrow, W):
                     data[pos] = W[wrow[i], j]
                     pos += 1
     return indptr, indices, data
+
+# Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
+# numba cache key: greedy/_co2_sgd.py 7bbeecd63a4516af
+# numba cache key: greedy/_criteria.py a13e3bb340a8a1fa

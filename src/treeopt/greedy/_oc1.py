@@ -288,3 +288,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
             best_b = b
             best_gain = gain
     return best_w, best_b, best_gain
+
+# Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
+# numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
+# numba cache key: greedy/_grow.py fd1869146a7137d8

@@ -129,3 +129,8 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
     def _record_finder_stats(self, finder):
         self.n_oblique_splits_ = finder.n_oblique
         self.n_axis_splits_ = finder.n_axis
+
+# Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
+# numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
+# numba cache key: greedy/_grow.py fd1869146a7137d8
+# numba cache key: greedy/_oc1.py 25429edbce2eb436

@@ -360,3 +360,6 @@ def bounds(X, yi, Y, W, b, Theta, depth, kind, fast):
             _, _, val = exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost)
         out[r] = val
     return out
+
+# Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
+# numba cache key: greedy/_co2_sgd.py 7bbeecd63a4516af
