@@ -14,6 +14,8 @@ import heapq
 
 import pandas as pd
 
+from treeopt.tao._schedule import pending_below, release
+
 COLUMNS = ["C", "iteration", "node", "parent", "depth", "n_rows", "priority", "is_leaf", "cpu_seconds", "n_care",
            "liblinear_seconds"]
 
@@ -33,23 +35,14 @@ def _tree(tasks, parent, n_threads):
     cpu = dict(zip(tasks["node"], tasks["cpu_seconds"]))
     prio = dict(zip(tasks["node"], tasks["priority"]))
     leaf = dict(zip(tasks["node"], tasks["is_leaf"]))
-    pending = {}
-    for node in cpu:
-        a = parent[node]
-        while a >= 0:
-            pending[a] = pending.get(a, 0) + 1
-            a = parent[a]
+    pending = pending_below(cpu, parent)
     ready = [(-prio[n], n) for n in cpu if pending.get(n, 0) == 0]
     heapq.heapify(ready)
     running, now = [], 0.0
 
     def finish(node):
-        a = parent[node]
-        while a >= 0:
-            pending[a] -= 1
-            if pending[a] == 0 and a in cpu:
-                heapq.heappush(ready, (-prio[a], a))
-            a = parent[a]
+        for a in release(node, parent, pending, cpu):
+            heapq.heappush(ready, (-prio[a], a))
 
     while ready or running:
         while ready:

@@ -13,6 +13,29 @@ import heapq
 from concurrent.futures import FIRST_COMPLETED, wait
 
 
+def pending_below(tasks, parent):
+    """``{node: number of task nodes strictly below it}`` for every ancestor of a task node."""
+    pending = {}
+    for t in tasks:
+        a = parent[t]
+        while a >= 0:
+            pending[a] = pending.get(a, 0) + 1
+            a = parent[a]
+    return pending
+
+
+def release(node, parent, pending, is_task):
+    """Mark ``node`` finished in ``pending``; returns the task ancestors that have nothing left below them."""
+    now_ready = []
+    a = parent[node]
+    while a >= 0:
+        pending[a] -= 1
+        if pending[a] == 0 and a in is_task:
+            now_ready.append(a)
+        a = parent[a]
+    return now_ready
+
+
 def run_bottom_up(tasks, parent, priority, run, done, *, pool=None, n_threads=1, inline=None, prepare=None):
     """Run ``run(node, prepare(node))`` for every node of ``tasks``, each after all task nodes in its subtree have finished,
     and call ``done(node, result)`` in the calling thread as each finishes (in completion order).
@@ -25,23 +48,14 @@ def run_bottom_up(tasks, parent, priority, run, done, *, pool=None, n_threads=1,
     """
     prepare = prepare or (lambda node: None)
     is_task = set(tasks)
-    pending = {}  # node -> task nodes still to finish strictly below it
-    for t in tasks:
-        a = parent[t]
-        while a >= 0:
-            pending[a] = pending.get(a, 0) + 1
-            a = parent[a]
+    pending = pending_below(tasks, parent)
     ready = [(-priority[t], t) for t in tasks if pending.get(t, 0) == 0]
     heapq.heapify(ready)
 
     def finish(node, result):
         done(node, result)
-        a = parent[node]
-        while a >= 0:
-            pending[a] -= 1
-            if pending[a] == 0 and a in is_task:
-                heapq.heappush(ready, (-priority[a], a))
-            a = parent[a]
+        for a in release(node, parent, pending, is_task):
+            heapq.heappush(ready, (-priority[a], a))
 
     running = {}
     while ready or running:
