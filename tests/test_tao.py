@@ -331,6 +331,18 @@ def test_objective_acceptance_prunes_along_the_path():
     assert errors[0] >= errors[1] >= errors[2]
 
 
+@pytest.mark.parametrize("C", [0.3, 1.0])
+def test_objective_stop_rule_is_not_applied_to_the_initial_trees_scale(C):
+    """A CART node x_f >= b counts ||w||_1 = 1 whatever scale the SVM would give it, so the initial tree's
+    penalised objective is not comparable with that after the first iteration: a cold start with
+    accept="objective" must not stop after one iteration because that arbitrary number looks lower (it did on
+    Letter: one iteration at C <= 3, issue #8)."""
+    X, y = _digits()
+    est = TAOTreeClassifier(max_depth=6, C=C, accept="objective", random_state=0, n_jobs=1).fit(X, y)
+    assert est.history_[1] > 0  # not converged to zero error after the first pass: a second pass is due
+    assert est.n_iter_ >= 2, est.history_
+
+
 def test_parallel_levels_keep_monotone_error():
     X, y = _digits()
     est = TAOTreeClassifier(max_depth=6, n_jobs=2, tol=0.0, max_iter=4, random_state=0).fit(X, y)

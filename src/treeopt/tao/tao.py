@@ -354,7 +354,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         for step, C in enumerate(Cs):
             start = time.perf_counter()
             work = _WorkTree(tree, label)
-            history, ll_seconds = self._optimise(work, Xr, XL, y_enc, k, C)
+            history, ll_seconds = self._optimise(work, Xr, XL, y_enc, k, C, from_init=step == 0)
             tree, label = self._finish(work, Xr, y_enc, k, x_dtype)
             self.liblinear_seconds_ += ll_seconds
             stats = tree.stats()
@@ -391,9 +391,14 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self._shift = K.column_modes(X)
         return np.ascontiguousarray(X - self._shift)
 
-    def _optimise(self, work, X, XL, y, k, C):
+    def _optimise(self, work, X, XL, y, k, C, from_init=False):
         """TAO iterations (bottom-to-top passes, each node after its subtree) on ``work``; returns (train errors,
-        LIBLINEAR s)."""
+        LIBLINEAR s).
+
+        ``from_init``: ``work`` is the initial tree, not yet refined by TAO. Its hyperplanes' scale is arbitrary
+        (x_f >= b is s x_f >= s b for any s > 0; an axis node counts ||w||_1 = 1), so the penalised objective of
+        the initial tree is not comparable with that of the SVM-solved nodes, and with accept="objective" the
+        stop rule is not applied after the first iteration (it could only compare an arbitrary number)."""
         n = X.shape[0]
         err = float(np.mean(work.predict_labels(X) != y))
         history = [err]
@@ -469,7 +474,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 # stop when the training error falls by less than tol (relative, paper: 0.5%)
                 if self.accept == "objective" and self.node_type == "oblique":
                     new_obj = new_err + work.penalty() / (C * n)
-                    if objective - new_obj < self.tol * objective:
+                    if objective - new_obj < self.tol * objective and not (from_init and len(history) == 2):
                         break
                     objective = new_obj
                 elif history[-2] - new_err < self.tol * history[-2] or new_err == 0.0:
