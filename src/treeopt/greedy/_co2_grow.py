@@ -220,6 +220,12 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     tmp32 = np.empty(n, dtype=np.uint32)
     Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
+    # the node's distinct points: a bootstrap sample repeats about a third of its points, and a repeated
+    # point has one margin per state (co2_stump_sgd takes rows, their multiplicities and each point's row)
+    slot = np.full(X.shape[0], -1, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    mult = np.empty(n)
+    yu = np.empty(n, dtype=np.int64)
     go_right = np.empty(n, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
@@ -311,25 +317,34 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             for j in range(p):
                 s = np.sqrt(std[j] / m)
                 std[j] = s if s > 0.0 else 1.0
-        if standardize == 0:
-            for t in range(m):
-                i = idx[start + t]
-                for j in range(p):
-                    Z[t, j] = X[i, j]
-            tz = thr
-        else:
-            for t in range(m):
-                i = idx[start + t]
-                for j in range(p):
-                    Z[t, j] = (X[i, j] - mean[j]) / std[j]
-            tz = (thr - mean[f]) / std[f]
+        u = 0
+        for t in range(m):
+            i = idx[start + t]
+            r = slot[i]
+            if r < 0:
+                r = u
+                slot[i] = u
+                mult[u] = 0.0
+                yu[u] = yl[t]
+                if standardize == 0:
+                    for j in range(p):
+                        Z[u, j] = X[i, j]
+                else:
+                    for j in range(p):
+                        Z[u, j] = (X[i, j] - mean[j]) / std[j]
+                u += 1
+            mult[r] += 1.0
+            rows[t] = r
+        for t in range(m):
+            slot[idx[start + t]] = -1
+        tz = thr if standardize == 0 else (thr - mean[f]) / std[f]
         scale = np.sqrt(nu / (1.0 + tz * tz))
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
+        b, n_ep, _, _ = co2_stump_sgd(Z[:u], yu[:u], w, tz * scale, theta, nu, eta, momentum, batch_size,
                                       max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
-                                      tol_initial)
+                                      tol_initial, rows[:m], mult[:u])
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):
@@ -445,5 +460,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 7bbeecd63a4516af
+# numba cache key: greedy/_co2_sgd.py 67ba73297113f2f2
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
