@@ -83,13 +83,14 @@ def partition_presorted(S, start, stop, goes_right, tmp):
         nl = 0
         nr = 0
         for t in range(start, stop):
+            # branch-free: every point is written to both places and only its side's count moves on (a
+            # point's side is a coin flip for the branch predictor)
             i = S[f, t]
-            if goes_right[i]:
-                tmp[nr] = i
-                nr += 1
-            else:
-                S[f, start + nl] = i
-                nl += 1
+            r = np.int64(goes_right[i])
+            tmp[nr] = i
+            S[f, start + nl] = i
+            nr += r
+            nl += 1 - r
         for t in range(nr):
             S[f, start + nl + t] = tmp[t]
     return nl
@@ -397,13 +398,13 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         # in-place stable partition of idx[start:stop]: left points first
         nl = 0
         nr = 0
-        for t in range(m):
-            if go_right[t]:
-                tmp[nr] = idx[start + t]
-                nr += 1
-            else:
-                idx[start + nl] = idx[start + t]
-                nl += 1
+        for t in range(m):  # branch-free, as in partition_presorted
+            i = idx[start + t]
+            r = np.int64(go_right[t])
+            tmp[nr] = i
+            idx[start + nl] = i
+            nr += r
+            nl += 1 - r
         for t in range(nr):
             idx[start + nl + t] = tmp[t]
         for t in range(start, stop):
