@@ -41,14 +41,22 @@ def feature_order(X):
     negative-index fix-up), computed once per forest."""
     n, p = X.shape
     order = np.empty((p, n), dtype=np.uint32)
+    feature_order_rows(X, order, 0, p)
+    return order
+
+
+@njit(**_NJIT)
+def feature_order_rows(X, order, first, last):
+    """Rows ``first..last-1`` of :func:`feature_order` written into ``order`` (a forest's threads share the
+    features out)."""
+    n = X.shape[0]
     col = np.empty(n)
-    for f in range(p):
+    for f in range(first, last):
         for i in range(n):
             col[i] = X[i, f]
         o = np.argsort(col)
         for i in range(n):
             order[f, i] = o[i]
-    return order
 
 
 @njit(**_NJIT)
