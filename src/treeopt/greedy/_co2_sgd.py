@@ -77,10 +77,23 @@ def _leaf_losses(theta, prob, loss):
     Indexes the 2-d arrays directly (row views would cost reference counting at every batch)."""
     k = theta.shape[1]
     for leaf in range(2):
-        m = theta[leaf, 0]
-        for c in range(1, k):
-            if theta[leaf, c] > m:
-                m = theta[leaf, c]
+        # the largest theta by four running maxima (a max does not depend on the order; one chain of
+        # compares would wait on each other: the loop cannot be vectorised without assuming no NaN)
+        m0 = theta[leaf, 0]
+        m1 = m0
+        m2 = m0
+        m3 = m0
+        c = 1
+        while c + 4 <= k:
+            m0 = max(m0, theta[leaf, c])
+            m1 = max(m1, theta[leaf, c + 1])
+            m2 = max(m2, theta[leaf, c + 2])
+            m3 = max(m3, theta[leaf, c + 3])
+            c += 4
+        while c < k:
+            m0 = max(m0, theta[leaf, c])
+            c += 1
+        m = max(max(m0, m1), max(m2, m3))
         total = 0.0
         for c in range(k):
             e = np.exp(theta[leaf, c] - m)
