@@ -235,6 +235,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     rows = np.empty(n, dtype=np.int64)
     mult = np.empty(n)
     yu = np.empty(n, dtype=np.int64)
+    row_right = np.empty(n, dtype=np.bool_)
     go_right = np.empty(n, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
@@ -359,15 +360,21 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             for j in range(p):
                 b += w[j] * mean[j] / std[j]
                 w[j] = w[j] / std[j]
-        # 3. route with the tree store's arithmetic (feature order, zero weights skipped)
+        # 3. route with the tree store's arithmetic (feature order, zero weights skipped), once per distinct
+        # point: rows are numbered in the order of their first point, so row r is new when r == n_new
         n_right = 0
+        n_new = 0
         for t in range(m):
-            i = idx[start + t]
-            s = 0.0
-            for j in range(p):
-                if w[j] != 0.0:
-                    s += w[j] * X[i, j]
-            go_right[t] = s - b >= 0.0
+            r = rows[t]
+            if r == n_new:
+                i = idx[start + t]
+                s = 0.0
+                for j in range(p):
+                    if w[j] != 0.0:
+                        s += w[j] * X[i, j]
+                row_right[r] = s - b >= 0.0
+                n_new += 1
+            go_right[t] = row_right[r]
             if go_right[t]:
                 n_right += 1
         use = 0  # 0 leaf, 1 oblique, 2 axis
