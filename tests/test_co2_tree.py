@@ -119,10 +119,12 @@ def test_same_seed_gives_an_identical_forest_with_any_number_of_threads():
     X, y = _three_classes()
     f = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=1, **FAST).fit(X, y)
     g = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=2, **FAST).fit(X, y)
+    g3 = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=3, **FAST).fit(X, y)  # trees from a queue
     h = CO2ForestClassifier(n_estimators=4, random_state=8, n_jobs=2, **FAST).fit(X, y)
-    for a, b in zip(f.estimators_, g.estimators_):
-        assert a.tree_.n_nodes == b.tree_.n_nodes
-        assert (a.tree_.W != b.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, b.tree_.bias)
+    for a, b, c in zip(f.estimators_, g.estimators_, g3.estimators_):
+        for other in (b, c):
+            assert a.tree_.n_nodes == other.tree_.n_nodes
+            assert (a.tree_.W != other.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, other.tree_.bias)
     assert np.array_equal(f.predict_proba(X), g.predict_proba(X))
     assert not np.array_equal(f.predict_proba(X), h.predict_proba(X))
     assert all(isinstance(e, CO2TreeClassifier) and e.nu == f.nu for e in f.estimators_)

@@ -112,9 +112,12 @@ class CO2ForestClassifier(BaggedTreesClassifier):
             # a share to do: the presort one feature at a time, then the trees one at a time (a fixed split
             # of the trees leaves one thread idle at the end for up to half the trees' spread). The kernels
             # release the GIL; tree i depends only on seeds[i], so the forest is the same for any n_jobs.
-            with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            pool = ThreadPoolExecutor(max_workers=n_workers)
+            try:
                 list(pool.map(lambda f: feature_order_rows(X, order, f, f + 1), range(p)))
                 self.estimators_ = list(pool.map(fit_tree, seeds))
+            finally:  # after an error, the queued trees are dropped instead of grown
+                pool.shutdown(wait=True, cancel_futures=True)
         for name in ("n_oblique_splits_", "n_axis_fallbacks_", "n_collapsed_splits_"):
             setattr(self, name, float(np.mean([getattr(est, name) for est in self.estimators_])))
         self._packed_forest = self._pack()
