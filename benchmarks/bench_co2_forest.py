@@ -14,6 +14,9 @@ unreliable, so the table also gives CPU-time figures: ``fit_cpu_seconds`` and ``
 (process CPU time, all threads; prediction is the best of 3) with their ratios, and, for CO2,
 ``gil_free_fraction`` (share of the forest's CPU time spent inside the tree-growing kernel, which releases
 the GIL) with the Amdahl bound ``amdahl_2_workers = 1 / ((1 - f) + f / 2)`` it implies for two workers.
+Where CO2's fit wall time goes outside the trees: ``before_first_tree_seconds`` (validation, presort),
+``after_last_tree_seconds`` (packing the forest) and ``end_imbalance_seconds`` (the last thread's finish minus
+the first thread's: the end of the fit with one thread idle).
 
     python benchmarks/bench_co2_forest.py --datasets letter satimage --n-trees 30
     # writes benchmarks/results/co2_forest_speed.csv
@@ -62,19 +65,22 @@ def treeple_python():
 
 
 class KernelClock:
-    """Sums the CPU time threads spend inside CO2's tree-growing kernel (which runs without the GIL)."""
+    """Sums the CPU time threads spend inside CO2's tree-growing kernel (which runs without the GIL) and keeps
+    a timeline: (thread, start, end) of every kernel call, on the perf_counter clock."""
 
     def __init__(self):
         self.seconds = 0.0
+        self.calls = []
         self._lock = threading.Lock()
         self._kernel = co2_module.grow_co2_tree
 
     def __enter__(self):
         def timed(*args):
-            t0 = time.thread_time()
+            t0, s0 = time.thread_time(), time.perf_counter()
             out = self._kernel(*args)
             with self._lock:
                 self.seconds += time.thread_time() - t0
+                self.calls.append((threading.get_ident(), s0, time.perf_counter()))
             return out
         co2_module.grow_co2_tree = timed
         return self
@@ -83,12 +89,14 @@ class KernelClock:
         co2_module.grow_co2_tree = self._kernel
 
 
-def time_estimator(model, split):
+def time_estimator(model, split, marks=None):
     X_train = np.vstack([split.X_train, split.X_val])
     y_train = np.concatenate([split.y_train, split.y_val])
     c0, t0 = time.process_time(), time.perf_counter()
     model.fit(X_train, y_train)
     fit_seconds, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
+    if marks is not None:
+        marks.update(fit_start=t0, fit_end=t0 + fit_seconds)
     predict_seconds = predict_cpu = np.inf
     for _ in range(3):  # best of 3: the machine may be shared
         c0, t0 = time.process_time(), time.perf_counter()
@@ -100,11 +108,22 @@ def time_estimator(model, split):
 
 
 def time_co2(params, split, n_trees, n_jobs, seed):
+    marks = {}
     with KernelClock() as clock:
         res = time_estimator(CO2ForestClassifier(n_estimators=n_trees, n_jobs=n_jobs, random_state=seed, **params),
-                             split)
+                             split, marks)
     f = min(1.0, clock.seconds / res["fit_cpu_seconds"])
-    return {**res, "gil_free_fraction": f, "amdahl_2_workers": 1.0 / ((1.0 - f) + f / 2.0)}
+    # where the wall time of the fit goes: before the first tree starts, after the last one ends, and the
+    # end imbalance (the last thread's finish minus the first thread's, its last tree running alone)
+    ends = {}
+    for thread, _, end in clock.calls:
+        ends[thread] = max(ends.get(thread, end), end)
+    first_start = min(start for _, start, _ in clock.calls)
+    last_end = max(ends.values())
+    return {**res, "gil_free_fraction": f, "amdahl_2_workers": 1.0 / ((1.0 - f) + f / 2.0),
+            "before_first_tree_seconds": first_start - marks["fit_start"],
+            "after_last_tree_seconds": marks["fit_end"] - last_end,
+            "end_imbalance_seconds": last_end - min(ends.values())}
 
 
 def warm_up(params, split):

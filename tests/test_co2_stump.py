@@ -325,3 +325,34 @@ def test_epoch_shuffle_is_a_uniform_permutation(n):
         counts[perm, np.arange(n)] += 1
     sd = math.sqrt(reps * (1 / n) * (1 - 1 / n))
     assert np.all(np.abs(counts - reps / n) < 5 * sd)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from([37, 260]), st.sampled_from([1, 2]))
+def test_kernel_on_distinct_rows_with_multiplicities_equals_the_kernel_on_the_repeated_points(seed, n, tau):
+    """A bootstrap node repeats points; the kernel runs its full passes over the distinct rows with their
+    multiplicities. Same trajectory as over the points themselves (one full batch at n = 37, three
+    mini-batches at n = 260), up to the order of the sums."""
+    from treeopt.greedy._co2_sgd import co2_stump_sgd
+
+    rng = np.random.default_rng(seed)
+    u, p, k = max(5, n // 2), 4, 3
+    Xu = rng.normal(size=(u, p)).astype(np.float32)
+    yu = rng.integers(0, k, u)
+    rows = rng.integers(0, u, n)
+    rows = np.unique(rows, return_inverse=True)[1]  # every row used (rows of a node are its distinct points)
+    Xu, yu = Xu[:rows.max() + 1], yu[:rows.max() + 1]
+    mult = np.bincount(rows).astype(float)
+    assert mult.max() > 1
+    w0 = rng.normal(size=p) * 0.5
+    theta0 = rng.normal(size=(2, k))
+    out = []
+    for X, y, r, mu in ((Xu, yu, rows, mult), (Xu[rows], yu[rows], np.arange(n), np.ones(n))):
+        w, theta, hist = w0.copy(), theta0.copy(), np.empty(31)
+        b, n_ep, max_norm2, eta = co2_stump_sgd(X, y, w, 0.2, theta, 2.0, 0.05, 0.9, 100, 30, tau, 1e-3, 5, 2,
+                                                np.uint64(seed), hist, False, r, mu)
+        out.append((w, b, theta, hist[:n_ep + 1].copy(), eta))
+    (w1, b1, t1, h1, e1), (w2, b2, t2, h2, e2) = out
+    assert h1.shape == h2.shape and e1 == e2
+    assert np.allclose(h1, h2, rtol=1e-12, atol=1e-12)
+    assert np.allclose(w1, w2, atol=1e-10) and np.isclose(b1, b2, atol=1e-10) and np.allclose(t1, t2, atol=1e-10)

@@ -119,10 +119,12 @@ def test_same_seed_gives_an_identical_forest_with_any_number_of_threads():
     X, y = _three_classes()
     f = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=1, **FAST).fit(X, y)
     g = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=2, **FAST).fit(X, y)
+    g3 = CO2ForestClassifier(n_estimators=4, random_state=7, n_jobs=3, **FAST).fit(X, y)  # trees from a queue
     h = CO2ForestClassifier(n_estimators=4, random_state=8, n_jobs=2, **FAST).fit(X, y)
-    for a, b in zip(f.estimators_, g.estimators_):
-        assert a.tree_.n_nodes == b.tree_.n_nodes
-        assert (a.tree_.W != b.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, b.tree_.bias)
+    for a, b, c in zip(f.estimators_, g.estimators_, g3.estimators_):
+        for other in (b, c):
+            assert a.tree_.n_nodes == other.tree_.n_nodes
+            assert (a.tree_.W != other.tree_.W).nnz == 0 and np.array_equal(a.tree_.bias, other.tree_.bias)
     assert np.array_equal(f.predict_proba(X), g.predict_proba(X))
     assert not np.array_equal(f.predict_proba(X), h.predict_proba(X))
     assert all(isinstance(e, CO2TreeClassifier) and e.nu == f.nu for e in f.estimators_)
@@ -182,9 +184,10 @@ def test_packed_staged_prediction_equals_averaging_the_trees_one_by_one():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(seed):
-    """The grower's axis search over a node's slice of the presorted point lists (a bootstrap sample, repeats
-    allowed) returns the same feature, threshold and gain as ``best_axis_split`` on the copied rows, at the
-    root and at both children after the lists are partitioned by a split."""
+    """The grower's axis search over a node's slice of the presorted lists of distinct points (a bootstrap
+    sample repeats points; the lists hold each once, with its multiplicity) returns the same feature,
+    threshold and gain as ``best_axis_split`` on the copied rows, repeats included, at the root and at both
+    children after the lists are partitioned by a split."""
     from treeopt.greedy._co2_grow import (_best_axis_presorted, _xlogx_table, feature_order, partition_presorted,
                                           presort)
     from treeopt.greedy._criteria import best_axis_split
@@ -192,29 +195,31 @@ def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(see
     X = np.round(rng.normal(size=(80, 5)), 1)  # ties
     y = rng.integers(0, 3, 80)
     idx = rng.integers(0, 80, 120)
-    S = presort(feature_order(X), idx)
+    S, mult = presort(feature_order(X), idx)
+    assert np.array_equal(mult, np.bincount(idx, minlength=80))
     feats = rng.permutation(5)
     n = idx.shape[0]
+    u = S.shape[1]
 
     def check(start, stop):
-        rows = S[0, start:stop]
+        rows = np.repeat(S[0, start:stop], mult[S[0, start:stop]])  # the node's points, repeats included
         total = np.bincount(y[rows], minlength=3)
-        m = stop - start
-        got = _best_axis_presorted(X, y, S, start, stop, 3, feats, 3, 2, _xlogx_table(n), total, np.empty(m),
-                                   np.empty(m, dtype=np.int64))
+        m = rows.shape[0]
+        got = _best_axis_presorted(X, y, S, start, stop, mult, m, 3, feats, 3, 2, _xlogx_table(n), total,
+                                   np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
         ref = best_axis_split(X[rows], y[rows], 3, feats[:3].astype(np.int64), 2)
         assert got[0] == ref[0] and got[1] == ref[1] and np.isclose(got[2], ref[2], atol=1e-12)
 
-    for f in range(5):  # every list holds idx's points (with their repeats) in feature order
-        assert np.array_equal(np.sort(S[f]), np.sort(idx)) and np.all(np.diff(X[S[f], f]) >= 0)
-    check(0, n)
+    for f in range(5):  # every list holds idx's distinct points once, in feature order
+        assert np.array_equal(np.sort(S[f]), np.unique(idx)) and np.all(np.diff(X[S[f], f]) >= 0)
+    check(0, u)
     goes_right = X[:, 4] + X[:, 1] > 0.3  # an oblique split, by point id
-    nl = partition_presorted(S, 0, n, goes_right, np.empty(n, dtype=np.uint32))
-    assert nl == np.sum(~goes_right[idx])
+    nl = partition_presorted(S, 0, u, goes_right, np.empty(u, dtype=np.uint32))
+    assert nl == np.unique(idx[~goes_right[idx]]).shape[0]
     for f in range(5):
-        for lo, hi, side in ((0, nl, False), (nl, n, True)):
+        for lo, hi, side in ((0, nl, False), (nl, u, True)):
             part = S[f, lo:hi]
             assert np.all(goes_right[part] == side) and np.all(np.diff(X[part, f]) >= 0)
-            assert np.array_equal(np.sort(part), np.sort(idx[goes_right[idx] == side]))
+            assert np.array_equal(np.sort(part), np.unique(idx[goes_right[idx] == side]))
     check(0, nl)
-    check(nl, n)
+    check(nl, u)

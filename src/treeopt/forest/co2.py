@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import effective_n_jobs
 from sklearn.base import _fit_context
 
 from ..base import encode_classes, validate_training_data
-from ..greedy._co2_grow import feature_order
+from ..greedy._co2_grow import feature_order_rows
 from ..greedy.co2 import CO2TreeClassifier
 from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
 
@@ -40,7 +42,8 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         :class:`CO2TreeClassifier` trees keep 20.
     bootstrap : bool, default=True
     n_jobs : int or None
-        Threads fitting trees in parallel (the numba kernels release the GIL).
+        Threads fitting trees in parallel (None: 1, -1: all cores; the numba kernels release the GIL). Trees
+        are handed out one at a time as threads become free.
     random_state : int, RandomState or None
 
     Attributes
@@ -88,8 +91,9 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
         k = self.classes_.shape[0]
-        n = X.shape[0]
-        order = feature_order(X)  # every feature's sorted rows, shared by the trees' axis searches
+        n, p = X.shape
+        seeds = tree_seeds(self.random_state, self.n_estimators)
+        order = np.empty((p, n), dtype=np.uint32)  # every feature's sorted rows, shared by the trees' axis searches
 
         def fit_tree(seed):
             est = self._make_estimator().set_params(random_state=seed)
@@ -99,8 +103,21 @@ class CO2ForestClassifier(BaggedTreesClassifier):
             est.n_features_in_ = X.shape[1]
             return est
 
-        seeds = tree_seeds(self.random_state, self.n_estimators)
-        self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(fit_tree)(s) for s in seeds)
+        n_workers = max(1, min(effective_n_jobs(self.n_jobs), len(seeds)))
+        if n_workers == 1:
+            feature_order_rows(X, order, 0, p)
+            self.estimators_ = [fit_tree(s) for s in seeds]
+        else:
+            # Both phases hand out small tasks from one queue, so no thread idles while another still has
+            # a share to do: the presort one feature at a time, then the trees one at a time (a fixed split
+            # of the trees leaves one thread idle at the end for up to half the trees' spread). The kernels
+            # release the GIL; tree i depends only on seeds[i], so the forest is the same for any n_jobs.
+            pool = ThreadPoolExecutor(max_workers=n_workers)
+            try:
+                list(pool.map(lambda f: feature_order_rows(X, order, f, f + 1), range(p)))
+                self.estimators_ = list(pool.map(fit_tree, seeds))
+            finally:  # after an error, the queued trees are dropped instead of grown
+                pool.shutdown(wait=True, cancel_futures=True)
         for name in ("n_oblique_splits_", "n_axis_fallbacks_", "n_collapsed_splits_"):
             setattr(self, name, float(np.mean([getattr(est, name) for est in self.estimators_])))
         self._packed_forest = self._pack()

@@ -41,37 +41,51 @@ def feature_order(X):
     negative-index fix-up), computed once per forest."""
     n, p = X.shape
     order = np.empty((p, n), dtype=np.uint32)
+    feature_order_rows(X, order, 0, p)
+    return order
+
+
+@njit(**_NJIT)
+def feature_order_rows(X, order, first, last):
+    """Rows ``first..last-1`` of :func:`feature_order` written into ``order`` (a forest's threads share the
+    features out)."""
+    n = X.shape[0]
     col = np.empty(n)
-    for f in range(p):
+    for f in range(first, last):
         for i in range(n):
             col[i] = X[i, f]
         o = np.argsort(col)
         for i in range(n):
             order[f, i] = o[i]
-    return order
 
 
 @njit(**_NJIT)
 def presort(order, idx):
-    """``S[f]``: the points ``idx`` (repeats allowed) ordered by feature f, for every feature (uint32 point
-    ids), from the rows' order ``order`` (:func:`feature_order`) in O(p n) time.
+    """``(S, mult)``: ``S[f]`` holds the distinct points of ``idx`` (a bootstrap sample repeats points)
+    ordered by feature f, for every feature (uint32 point ids), from the rows' order ``order``
+    (:func:`feature_order`) in O(p n) time; ``mult[i]`` counts point i's repeats in ``idx`` (0 when absent).
 
     :func:`partition_presorted` then keeps every node's slice ``S[:, start:stop]`` sorted, so the axis
-    search of a node needs no sort (the classic pre-sorting of CART/C4.5 growers)."""
+    search of a node needs no sort (the classic pre-sorting of CART/C4.5 growers), and it sweeps each
+    distinct point once with its multiplicity."""
     p, n_rows = order.shape
     n = idx.shape[0]
-    mult = np.zeros(n_rows, dtype=np.int32)
+    mult = np.zeros(n_rows, dtype=np.int64)
     for t in range(n):
         mult[idx[t]] += 1
-    S = np.empty((p, n), dtype=np.uint32)
+    u = 0
+    for r in range(n_rows):
+        if mult[r] > 0:
+            u += 1
+    S = np.empty((p, u), dtype=np.uint32)
     for f in range(p):
         pos = 0
         for r in range(n_rows):
             i = order[f, r]
-            for _ in range(mult[i]):
+            if mult[i] > 0:
                 S[f, pos] = i
                 pos += 1
-    return S
+    return S, mult
 
 
 @njit(**_NJIT)
@@ -83,27 +97,30 @@ def partition_presorted(S, start, stop, goes_right, tmp):
         nl = 0
         nr = 0
         for t in range(start, stop):
+            # branch-free: every point is written to both places and only its side's count moves on (a
+            # point's side is a coin flip for the branch predictor)
             i = S[f, t]
-            if goes_right[i]:
-                tmp[nr] = i
-                nr += 1
-            else:
-                S[f, start + nl] = i
-                nl += 1
+            r = np.int64(goes_right[i])
+            tmp[nr] = i
+            S[f, start + nl] = i
+            nr += r
+            nl += 1 - r
         for t in range(nr):
             S[f, start + nl + t] = tmp[t]
     return nl
 
 
 @njit(**_NJIT)
-def _best_axis_presorted(X, y, S, start, stop, k, feats, n_feats, msl, xlogx, total, zs, ys):
-    """Exact best information-gain axis split of a node's points over ``feats[:n_feats]``, where
-    ``S[f, start:stop]`` holds the node's points sorted by feature f (see :func:`presort`).
+def _best_axis_presorted(X, y, S, start, stop, mult, m, k, feats, n_feats, msl, xlogx, total, zs, ys, ws):
+    """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]``, where
+    ``S[f, start:stop]`` holds the node's distinct points sorted by feature f and ``mult`` their repeats
+    (see :func:`presort`).
 
-    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` (cuts only fall
-    between distinct values, so the order of tied points does not matter); returns ``(feature, threshold,
+    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` over the m points
+    (cuts only fall between distinct values, so the order of tied points does not matter; a point's repeats
+    lie on one side of every cut, so only the running entropy sums step through them); returns ``(feature, threshold,
     gain)`` with feature -1 when no feature admits a cut."""
-    m = stop - start
+    u = stop - start
     best_f = -1
     best_thr = np.nan
     best_gain = -np.inf
@@ -115,11 +132,12 @@ def _best_axis_presorted(X, y, S, start, stop, k, feats, n_feats, msl, xlogx, to
     right = np.empty(k, dtype=np.int64)
     for jf in range(n_feats):
         f = feats[jf]
-        for t in range(m):
+        for t in range(u):
             i = S[f, start + t]
             zs[t] = X[i, f]
             ys[t] = y[i]
-        if not zs[0] < zs[m - 1]:
+            ws[t] = mult[i]
+        if not zs[0] < zs[u - 1]:
             continue
         left[:] = 0
         right[:] = total
@@ -127,15 +145,18 @@ def _best_axis_presorted(X, y, S, start, stop, k, feats, n_feats, msl, xlogx, to
         s_right = parent_s
         bi = -1
         bg = -np.inf
-        for i in range(1, m - msl + 1):
+        nl = 0  # points left of the cut after distinct point i - 1
+        for i in range(1, u):
             c = ys[i - 1]
-            s_left += xlogx[left[c] + 1] - xlogx[left[c]]
-            s_right += xlogx[right[c] - 1] - xlogx[right[c]]
-            left[c] += 1
-            right[c] -= 1
-            if i < msl or not zs[i - 1] < zs[i]:
+            for _ in range(ws[i - 1]):  # one step per repeat: the same sums, in the same order, as over the points
+                s_left += xlogx[left[c] + 1] - xlogx[left[c]]
+                s_right += xlogx[right[c] - 1] - xlogx[right[c]]
+                left[c] += 1
+                right[c] -= 1
+            nl += ws[i - 1]
+            if nl < msl or m - nl < msl or not zs[i - 1] < zs[i]:
                 continue
-            gain = (parent - (xlogx[i] - s_left) - (xlogx[m - i] - s_right)) / m
+            gain = (parent - (xlogx[nl] - s_left) - (xlogx[m - nl] - s_right)) / m
             if gain > bg:
                 bg = gain
                 bi = i
@@ -215,11 +236,19 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     total = np.empty(k, dtype=np.int64)
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
-    S = presort(order, idx)
+    ws = np.empty(n, dtype=np.int64)
+    S, id_mult = presort(order, idx)  # S over the distinct points: its node slices are st_ustart..st_ustop
     goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
     tmp32 = np.empty(n, dtype=np.uint32)
     Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
     yl = np.empty(n, dtype=np.int64)
+    # the node's distinct points: a bootstrap sample repeats about a third of its points, and a repeated
+    # point has one margin per state (co2_stump_sgd takes rows, their multiplicities and each point's row)
+    slot = np.full(X.shape[0], -1, dtype=np.int64)
+    rows = np.empty(n, dtype=np.int64)
+    mult = np.empty(n)
+    yu = np.empty(n, dtype=np.int64)
+    row_right = np.empty(n, dtype=np.bool_)
     go_right = np.empty(n, dtype=np.bool_)
     tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
@@ -243,10 +272,14 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     st_node = np.empty(cap, dtype=np.int64)
     st_start = np.empty(cap, dtype=np.int64)
     st_stop = np.empty(cap, dtype=np.int64)
+    st_ustart = np.empty(cap, dtype=np.int64)
+    st_ustop = np.empty(cap, dtype=np.int64)
     top = 0
     st_node[0] = 0
     st_start[0] = 0
     st_stop[0] = n
+    st_ustart[0] = 0
+    st_ustop[0] = S.shape[1]
     top = 1
     n_nodes = 1
     while top > 0:
@@ -254,6 +287,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         node = st_node[top]
         start = st_start[top]
         stop = st_stop[top]
+        ustart = st_ustart[top]
+        ustop = st_ustop[top]
         m = stop - start
         total[:] = 0
         for t in range(start, stop):
@@ -272,11 +307,11 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             a = feats[j]
             feats[j] = feats[r]
             feats[r] = a
-        f, thr, axis_gain = _best_axis_presorted(X, y, S, start, stop, k, feats, q, min_samples_leaf, xlogx,
-                                                 total, zs, ys)
+        f, thr, axis_gain = _best_axis_presorted(X, y, S, ustart, ustop, id_mult, m, k, feats, q, min_samples_leaf,
+                                                 xlogx, total, zs, ys, ws)
         if f < 0 and q < p:
-            f, thr, axis_gain = _best_axis_presorted(X, y, S, start, stop, k, feats[q:], p - q,
-                                                     min_samples_leaf, xlogx, total, zs, ys)
+            f, thr, axis_gain = _best_axis_presorted(X, y, S, ustart, ustop, id_mult, m, k, feats[q:], p - q,
+                                                     min_samples_leaf, xlogx, total, zs, ys, ws)
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
@@ -311,39 +346,54 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             for j in range(p):
                 s = np.sqrt(std[j] / m)
                 std[j] = s if s > 0.0 else 1.0
-        if standardize == 0:
-            for t in range(m):
-                i = idx[start + t]
-                for j in range(p):
-                    Z[t, j] = X[i, j]
-            tz = thr
-        else:
-            for t in range(m):
-                i = idx[start + t]
-                for j in range(p):
-                    Z[t, j] = (X[i, j] - mean[j]) / std[j]
-            tz = (thr - mean[f]) / std[f]
+        u = 0
+        for t in range(m):
+            i = idx[start + t]
+            r = slot[i]
+            if r < 0:
+                r = u
+                slot[i] = u
+                mult[u] = 0.0
+                yu[u] = yl[t]
+                if standardize == 0:
+                    for j in range(p):
+                        Z[u, j] = X[i, j]
+                else:
+                    for j in range(p):
+                        Z[u, j] = (X[i, j] - mean[j]) / std[j]
+                u += 1
+            mult[r] += 1.0
+            rows[t] = r
+        for t in range(m):
+            slot[idx[start + t]] = -1
+        tz = thr if standardize == 0 else (thr - mean[f]) / std[f]
         scale = np.sqrt(nu / (1.0 + tz * tz))
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, n_ep, _, _ = co2_stump_sgd(Z[:m], yl[:m], w, tz * scale, theta, nu, eta, momentum, batch_size,
+        b, n_ep, _, _ = co2_stump_sgd(Z[:u], yu[:u], w, tz * scale, theta, nu, eta, momentum, batch_size,
                                       max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
-                                      tol_initial)
+                                      tol_initial, rows[:m], mult[:u])
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):
                 b += w[j] * mean[j] / std[j]
                 w[j] = w[j] / std[j]
-        # 3. route with the tree store's arithmetic (feature order, zero weights skipped)
+        # 3. route with the tree store's arithmetic (feature order, zero weights skipped), once per distinct
+        # point: rows are numbered in the order of their first point, so row r is new when r == n_new
         n_right = 0
+        n_new = 0
         for t in range(m):
-            i = idx[start + t]
-            s = 0.0
-            for j in range(p):
-                if w[j] != 0.0:
-                    s += w[j] * X[i, j]
-            go_right[t] = s - b >= 0.0
+            r = rows[t]
+            if r == n_new:
+                i = idx[start + t]
+                s = 0.0
+                for j in range(p):
+                    if w[j] != 0.0:
+                        s += w[j] * X[i, j]
+                row_right[r] = s - b >= 0.0
+                n_new += 1
+            go_right[t] = row_right[r]
             if go_right[t]:
                 n_right += 1
         use = 0  # 0 leaf, 1 oblique, 2 axis
@@ -382,18 +432,18 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         # in-place stable partition of idx[start:stop]: left points first
         nl = 0
         nr = 0
-        for t in range(m):
-            if go_right[t]:
-                tmp[nr] = idx[start + t]
-                nr += 1
-            else:
-                idx[start + nl] = idx[start + t]
-                nl += 1
+        for t in range(m):  # branch-free, as in partition_presorted
+            i = idx[start + t]
+            r = np.int64(go_right[t])
+            tmp[nr] = i
+            idx[start + nl] = i
+            nr += r
+            nl += 1 - r
         for t in range(nr):
             idx[start + nl + t] = tmp[t]
         for t in range(start, stop):
             goes_right[idx[t]] = t >= start + nl
-        partition_presorted(S, start, stop, goes_right, tmp32)
+        nlu = partition_presorted(S, ustart, ustop, goes_right, tmp32)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
@@ -404,10 +454,14 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         st_node[top] = rc
         st_start[top] = start + nl
         st_stop[top] = stop
+        st_ustart[top] = ustart + nlu
+        st_ustop[top] = ustop
         top += 1
         st_node[top] = lc
         st_start[top] = start
         st_stop[top] = start + nl
+        st_ustart[top] = ustart
+        st_ustop[top] = ustart + nlu
         top += 1
     return (left[:n_nodes], right[:n_nodes], feature[:n_nodes], bias[:n_nodes], depth[:n_nodes],
             n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts, epochs[:n_nodes])
@@ -445,5 +499,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 7bbeecd63a4516af
+# numba cache key: greedy/_co2_sgd.py 3e1b7b764e08cd4e
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa

@@ -77,10 +77,23 @@ def _leaf_losses(theta, prob, loss):
     Indexes the 2-d arrays directly (row views would cost reference counting at every batch)."""
     k = theta.shape[1]
     for leaf in range(2):
-        m = theta[leaf, 0]
-        for c in range(1, k):
-            if theta[leaf, c] > m:
-                m = theta[leaf, c]
+        # the largest theta by four running maxima (a max does not depend on the order; one chain of
+        # compares would wait on each other: the loop cannot be vectorised without assuming no NaN)
+        m0 = theta[leaf, 0]
+        m1 = m0
+        m2 = m0
+        m3 = m0
+        c = 1
+        while c + 4 <= k:
+            m0 = max(m0, theta[leaf, c])
+            m1 = max(m1, theta[leaf, c + 1])
+            m2 = max(m2, theta[leaf, c + 2])
+            m3 = max(m3, theta[leaf, c + 3])
+            c += 4
+        while c < k:
+            m0 = max(m0, theta[leaf, c])
+            c += 1
+        m = max(max(m0, m1), max(m2, m3))
         total = 0.0
         for c in range(k):
             e = np.exp(theta[leaf, c] - m)
@@ -123,17 +136,17 @@ def _margin(X, i, wb):
 
 
 @njit(**_INLINE)
-def _winner(z, yi, s, loss, cntl, lane):
+def _winner(z, yi, s, loss, cntl, lane, weight):
     """Loss-augmented inference for one point of margin ``z = w~ . x~`` and label ``yi`` (Alg. 1 line 9, the
     arg max of eq. (11)'s first term ``max(-z + loss_0, z + loss_1)``, ties go left): counts the label at
-    the winning leaf in ``cntl[lane]`` (one count table per lane of a block of four points, so consecutive
-    points of one class do not wait on each other's count) and returns the point's subgradient coefficient
+    the winning leaf in ``cntl[lane]`` ``weight`` times (one count table per lane of a block of four points, so
+    consecutive points of one class do not wait on each other's count) and returns the point's subgradient coefficient
     on ``x~``: ``-(1 + s)`` when the left leaf wins, ``1 - s`` when the right one does (0, -2 or 2)."""
     a0 = loss[0, yi] - z
     a1 = loss[1, yi] + z
     r = 1.0 if a1 > a0 else 0.0  # a select, no branch (an int here compiles to an unpredictable branch)
-    cntl[lane, 0, yi] += 1.0 - r
-    cntl[lane, 1, yi] += r
+    cntl[lane, 0, yi] += weight * (1.0 - r)
+    cntl[lane, 1, yi] += weight * r
     return 1.0 - s - 2.0 * (1.0 - r)
 
 
@@ -163,15 +176,19 @@ def _term(z, yi, loss):
 
 
 @njit(**_INLINE)
-def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
+def _surrogate_pass(X, y, mult, n_points, wb, theta, side, refresh, prob, loss, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
+
+    ``X`` holds the distinct rows of the node's ``n_points`` points, row i standing for ``mult[i]`` of them
+    (a bootstrap sample repeats points, and a repeated point has one margin): each row's term counts
+    ``mult[i]`` times, so the mean is eq. (10)'s over the points, up to the order of the sum.
 
     ``wb = [w, b]`` (length p + 1; the paper's homogeneous ``w~`` for ``x~ = [x, -1]``). When ``refresh``
     the CCCP signs are set from the same pass: ``side[u0] = sgn(w~ . x~_i)`` with sgn(0) = +1, i.e.
     ``w_old <- w`` (Alg. 1 line 4). The pass leaves what the next mini-batch, which starts from the same
     state, needs: ``zbuf[u0] = w~ . x~_i``, ``prob`` (2, k) = softmax of each leaf and ``loss`` (2, k) the
-    leaves' log losses per class (see ``cached`` in :func:`sgd_epoch`). Four points at a time with four
-    partial sums (fixed order, so deterministic).
+    leaves' log losses per class (see ``cached`` in :func:`sgd_epoch`); ``side`` and ``zbuf`` are per row.
+    Four rows at a time with four partial sums (fixed order, so deterministic).
     """
     n = X.shape[0]
     _leaf_losses(theta, prob, loss)
@@ -190,10 +207,10 @@ def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
         zbuf[u1] = z1
         zbuf[u2] = z2
         zbuf[u3] = z3
-        t0 += _term(z0, y[u0], loss)
-        t1 += _term(z1, y[u1], loss)
-        t2 += _term(z2, y[u2], loss)
-        t3 += _term(z3, y[u3], loss)
+        t0 += mult[u0] * _term(z0, y[u0], loss)
+        t1 += mult[u1] * _term(z1, y[u1], loss)
+        t2 += mult[u2] * _term(z2, y[u2], loss)
+        t3 += mult[u3] * _term(z3, y[u3], loss)
         if refresh:
             side[u0] = 1.0 if z0 >= 0.0 else -1.0
             side[u1] = 1.0 if z1 >= 0.0 else -1.0
@@ -204,11 +221,11 @@ def _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf):
         u0 = np.uint64(i)
         z = _margin(X, u0, wb)
         zbuf[u0] = z
-        t0 += _term(z, y[u0], loss)
+        t0 += mult[u0] * _term(z, y[u0], loss)
         if refresh:
             side[u0] = 1.0 if z >= 0.0 else -1.0
         i += 1
-    return ((t0 + t1) + (t2 + t3)) / n
+    return ((t0 + t1) + (t2 + t3)) / n_points
 
 
 @njit(**_NJIT)
@@ -252,10 +269,12 @@ def _momentum_step(wb, theta, v, vtheta, g, cnt, prob, m, eta, momentum, nu):
 
 
 @njit(**_INLINE)
-def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl, cnt):
-    """:func:`_surrogate_pass` and, from the same margins, the subgradient of one batch holding all n points
-    at the same state (what :func:`sgd_epoch` computes for a node of at most ``batch_size`` points): one
-    pass per epoch instead of two. Returns the mean of eq. (10); fills ``prob``, ``loss``, ``g`` (p + 1, the
+def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob, loss, g, cntl, cnt):
+    """:func:`_surrogate_pass` and, from the same margins, the subgradient of one batch holding all the
+    points at the same state (what :func:`sgd_epoch` computes for a node of at most ``batch_size`` points):
+    one pass per epoch instead of two. A distinct row stands for ``mult[i]`` equal points (same margin,
+    label and winner), so its subgradient and its count at the winning leaf are taken ``mult[i]`` times:
+    the batch's sums up to their order. Returns the mean of eq. (10); fills ``prob``, ``loss``, ``g`` (p + 1, the
     summed subgradient w.r.t. ``w~``) and ``cnt`` (labels at each point's winning leaf), the signs ``side``
     refreshed first when ``refresh``."""
     n, p = X.shape
@@ -273,19 +292,23 @@ def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl,
         u2 = np.uint64(i + 2)
         u3 = np.uint64(i + 3)
         z0, z1, z2, z3 = _margins4(X, u0, u1, u2, u3, wb)
-        t0 += _term(z0, y[u0], loss)
-        t1 += _term(z1, y[u1], loss)
-        t2 += _term(z2, y[u2], loss)
-        t3 += _term(z3, y[u3], loss)
+        t0 += mult[u0] * _term(z0, y[u0], loss)
+        t1 += mult[u1] * _term(z1, y[u1], loss)
+        t2 += mult[u2] * _term(z2, y[u2], loss)
+        t3 += mult[u3] * _term(z3, y[u3], loss)
         if refresh:
             side[u0] = 1.0 if z0 >= 0.0 else -1.0
             side[u1] = 1.0 if z1 >= 0.0 else -1.0
             side[u2] = 1.0 if z2 >= 0.0 else -1.0
             side[u3] = 1.0 if z3 >= 0.0 else -1.0
-        c0 = _winner(z0, y[u0], side[u0], loss, cntl, 0)
-        c1 = _winner(z1, y[u1], side[u1], loss, cntl, 1)
-        c2 = _winner(z2, y[u2], side[u2], loss, cntl, 2)
-        c3 = _winner(z3, y[u3], side[u3], loss, cntl, 3)
+        m0 = mult[u0]
+        m1 = mult[u1]
+        m2 = mult[u2]
+        m3 = mult[u3]
+        c0 = m0 * _winner(z0, y[u0], side[u0], loss, cntl, 0, m0)
+        c1 = m1 * _winner(z1, y[u1], side[u1], loss, cntl, 1, m1)
+        c2 = m2 * _winner(z2, y[u2], side[u2], loss, cntl, 2, m2)
+        c3 = m3 * _winner(z3, y[u3], side[u3], loss, cntl, 3, m3)
         for j in range(p):
             g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
         gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
@@ -293,17 +316,18 @@ def _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl,
     while i < n:
         u0 = np.uint64(i)
         z = _margin(X, u0, wb)
-        t0 += _term(z, y[u0], loss)
+        m0 = mult[u0]
+        t0 += m0 * _term(z, y[u0], loss)
         if refresh:
             side[u0] = 1.0 if z >= 0.0 else -1.0
-        c = _winner(z, y[u0], side[u0], loss, cntl, 0)
+        c = m0 * _winner(z, y[u0], side[u0], loss, cntl, 0, m0)
         for j in range(p):
             g[j] += c * X[u0, j]
         gb -= c
         i += 1
     g[p] = gb
     _sum_lanes(cntl, cnt)
-    return ((t0 + t1) + (t2 + t3)) / n
+    return ((t0 + t1) + (t2 + t3)) / n_points
 
 
 @njit(**_INLINE)
@@ -311,7 +335,9 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
               zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
-    For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`), at the parameters in force
+    ``perm`` lists the epoch's points in order as rows of ``X`` (a row repeats when the point does; ``y``,
+    ``side`` and ``zbuf`` are per row). For each mini-batch (a slice of ``perm``, see :func:`batch_bounds`),
+    at the parameters in force
     before the batch: loss-augmented inference per point (Alg. 1 line 9, the arg max of eq. (11)'s
     first term, ties go left), the subgradient of eq. (11) w.r.t. ``w~`` — ``-(1 + s) x~`` when the
     left leaf wins and ``(1 - s) x~`` when the right one does, ``s = sgn(w_old . x~)`` — and of the winning
@@ -324,7 +350,8 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     products are accumulated in float64). Four points at a time: independent margins and count tables, one
     read-modify-write of ``g`` per four points. Returns the largest ``||w~||^2`` after any projection.
     """
-    n, p = X.shape
+    n = perm.shape[0]
+    p = X.shape[1]
     max_norm2 = 0.0
     for bi in range(n_batches):
         start = bi * n // n_batches
@@ -347,10 +374,10 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
                 z3 = zbuf[i3]
             else:
                 z0, z1, z2, z3 = _margins4(X, i0, i1, i2, i3, wb)
-            c0 = _winner(z0, y[i0], side[i0], loss, cntl, 0)
-            c1 = _winner(z1, y[i1], side[i1], loss, cntl, 1)
-            c2 = _winner(z2, y[i2], side[i2], loss, cntl, 2)
-            c3 = _winner(z3, y[i3], side[i3], loss, cntl, 3)
+            c0 = _winner(z0, y[i0], side[i0], loss, cntl, 0, 1.0)
+            c1 = _winner(z1, y[i1], side[i1], loss, cntl, 1, 1.0)
+            c2 = _winner(z2, y[i2], side[i2], loss, cntl, 2, 1.0)
+            c3 = _winner(z3, y[i3], side[i3], loss, cntl, 3, 1.0)
             # every point adds coef x~ (zero when s agrees with the winner): branch-free, so the
             # unpredictable winner costs no pipeline flush
             for j in range(p):
@@ -360,7 +387,7 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
         while t < stop:
             i = perm[t]
             z = zbuf[i] if use_cache else _margin(X, i, wb)
-            c = _winner(z, y[i], side[i], loss, cntl, 0)
+            c = _winner(z, y[i], side[i], loss, cntl, 0, 1.0)
             for j in range(p):
                 g[j] += c * X[i, j]
             gb -= c
@@ -389,8 +416,15 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
 
 @njit(**_NJIT)
 def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, tau, tol,
-                  n_iter_no_change, patience, seed, history, tol_initial=False):
+                  n_iter_no_change, patience, seed, history, tol_initial, rows, mult):
     """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD.
+
+    The n training points are given as distinct rows: point t is row ``rows[t]`` of ``X`` (u, p) with label
+    ``y[rows[t]]``, and ``mult[i]`` (float) counts the points of row i (a bootstrap sample repeats points;
+    ``rows = arange(n)``, ``mult = 1`` when none repeats). Repeated points share one margin, so the passes
+    over all points at one state (the tracked surrogate, and a single full batch's subgradient) run over the
+    rows with weights; mini-batches still draw the n points. The trajectory is the one over the points
+    themselves, up to the order of floating-point sums.
 
     ``w`` (p,) and ``theta`` (2, k) are updated in place; ``b`` is returned. Epoch e shuffles the points
     (splitmix64 stream seeded by ``seed``) and runs :func:`sgd_epoch`. ``w_old`` (the signs ``s`` of
@@ -409,12 +443,14 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     ``||[w, b]||^2`` seen after any step, and the final rate. Labels are not checked here (callers do):
     a label outside ``0..k-1`` reads outside ``theta``'s tables.
     """
-    n, p = X.shape
+    u, p = X.shape
+    n = rows.shape[0]
     k = theta.shape[1]
-    side = np.empty(n)
+    side = np.empty(u)
     # unsigned point indices and labels: indexing with them skips numba's negative-index fix-up (about a
-    # third of the instructions of the per-point loops)
-    perm = np.arange(n).astype(np.uint64)
+    # third of the instructions of the per-point loops). perm holds rows: shuffling it with the stream's
+    # swaps gives rows[permutation of the points] directly
+    perm = rows.astype(np.uint64)
     y = y.astype(np.uint64)  # a copy of any integer labels (a view would misread int32)
     state = np.full(1, seed, dtype=np.uint64)
     wb = np.empty(p + 1)
@@ -428,16 +464,16 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     loss = np.empty((2, k))
     cnt = np.empty((2, k))
     cntl = np.empty((4, 2, k))
-    zbuf = np.empty(n)
+    zbuf = np.empty(u)
 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
     single = n_batches == 1  # one batch at the surrogate pass's state: fused (_surrogate_and_gradient)
     if single:
-        current = _surrogate_and_gradient(X, y, wb, theta, side, True, prob, loss, g, cntl, cnt)
+        current = _surrogate_and_gradient(X, y, mult, n, wb, theta, side, True, prob, loss, g, cntl, cnt)
     else:
-        current = _surrogate_pass(X, y, wb, theta, side, True, prob, loss, zbuf)
+        current = _surrogate_pass(X, y, mult, n, wb, theta, side, True, prob, loss, zbuf)
     history[0] = current
     best = current
     since_best = 0
@@ -456,9 +492,9 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
         n_epochs = epoch + 1
         previous = current
         if single:
-            current = _surrogate_and_gradient(X, y, wb, theta, side, refresh, prob, loss, g, cntl, cnt)
+            current = _surrogate_and_gradient(X, y, mult, n, wb, theta, side, refresh, prob, loss, g, cntl, cnt)
         else:
-            current = _surrogate_pass(X, y, wb, theta, side, refresh, prob, loss, zbuf)
+            current = _surrogate_pass(X, y, mult, n, wb, theta, side, refresh, prob, loss, zbuf)
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
         if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
