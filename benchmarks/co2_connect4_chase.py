@@ -1,0 +1,206 @@
+"""Issue #11, Connect-4: why CO2 Forest does not beat random forest (validation split only; test rows never read).
+
+Connect-4 split 0 of the workflow (``treeopt.data``): 44,000 training / 11,000 validation rows, 126 one-hot
+indicators z-scored (``scale: standard``). Two commands:
+
+``nodes``: the top of one CO2 tree (all training rows, no bootstrap), node by node down to ``--depth``, for every
+``--nu``: the start of Alg. 1 as the library builds it (best information-gain axis split over q = p^0.9 = 78 random
+features, scaled onto the sphere ``||[w, b]||^2 = nu``, add-one-smoothed leaf log-frequencies theta) and, before
+and after :func:`treeopt.greedy.co2.optimize_co2_stump` (the library kernel, forest stop rule n_iter_no_change=5):
+``||w||``, |bias|, margin quantiles |w.x - b|, the leaf loss gap |l(theta_0, y) - l(theta_1, y)|, and the number of
+*active* points, whose loss-augmented winner (eq. (11)'s arg max, Alg. 1 line 8) is not their own side -- the
+only points whose w-subgradient ``-(1 + s) x~`` / ``(1 - s) x~`` is non-zero (s = own side). After the optimisation:
+how far w left the axis (share of ||w||^2 off the start feature, non-zero and large weights), and the information
+gain of the optimised split vs the axis split. ``--scale 01`` uses the {0, 1} indicators as they are (min-max);
+``--init unit`` starts from w = e_f, b = threshold (projected onto the ball only when outside) instead of the sphere.
+The tree descends along the optimised split of the first ``--nu`` (axis split when it collapsed).
+
+``forest``: validation error of CO2 forests (and, with ``--rf``, scikit-learn's entropy random forest with the same
+q) at 10 / 30 trees for (nu, eta) under ``--scale`` and ``--init`` (``--init unit`` via the patched grower of
+``co2_letter_gap.py``), with the forest's oblique-split / fallback counts and CPU seconds.
+
+    python benchmarks/co2_connect4_chase.py nodes --nu 0.1 1 4 10 43 100 --depth 2
+    python benchmarks/co2_connect4_chase.py nodes --scale 01 --nu 0.1 1 4 10 43 100 --depth 2
+    python benchmarks/co2_connect4_chase.py forest --nu 1 --eta 0.03 --trees 10
+    python benchmarks/co2_connect4_chase.py forest --scale 01 --nu 1 10 --eta 0.03 --trees 10
+
+One JSON line per node x nu (``nodes``) or per forest (``forest``). Results: ``benchmarks/results/co2_connect4_chase.log``.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import treeopt.greedy.co2 as co2_module  # noqa: E402
+from treeopt.data import load_split, prepare_split  # noqa: E402
+from treeopt.experiments.config import load_config  # noqa: E402
+from treeopt.greedy.co2 import _log_losses, leaf_log_frequencies, optimize_co2_stump  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+Q = 78  # round(126 ** 0.9): the q the workflow's random forest validation chose
+
+
+def load(scale):
+    """Split 0 (train 44,000 / validation 11,000); ``scale='01'`` maps the z-scores back onto the {0, 1}
+    indicators (each feature's training range onto [0, 1])."""
+    split = load_split(prepare_split("connect4", load_config(ROOT / "config.yaml"), 0))
+    Xtr, Xva = split.X_train, split.X_val
+    if scale == "01":
+        lo, hi = Xtr.min(0), Xtr.max(0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        Xtr, Xva = (Xtr - lo) / span, (Xva - lo) / span
+    return np.ascontiguousarray(Xtr), split.y_train.astype(np.int64), np.ascontiguousarray(Xva), split.y_val.astype(np.int64)
+
+
+def entropy(y, k):
+    c = np.bincount(y, minlength=k).astype(float)
+    pr = c[c > 0] / c.sum()
+    return float(-(pr * np.log2(pr)).sum())
+
+
+def gain(y, right, k):
+    n = y.size
+    nr = int(right.sum())
+    if nr in (0, n):
+        return 0.0
+    return entropy(y, k) - nr / n * entropy(y[right], k) - (n - nr) / n * entropy(y[~right], k)
+
+
+def best_axis(X, y, k, feats):
+    """Best information-gain axis split over ``feats`` (thresholds at midpoints of consecutive distinct values)."""
+    best = (-1.0, None, None)
+    for f in feats:
+        vals = np.unique(X[:, f])
+        for t in (vals[:-1] + vals[1:]) / 2:
+            g = gain(y, X[:, f] >= t, k)
+            if g > best[0]:
+                best = (g, f, float(t))
+    return best
+
+
+def active_points(z, y, theta):
+    """Points whose loss-augmented winner (Alg. 1 line 8, ties left) differs from their own side (z >= 0 right)."""
+    losses = _log_losses(y, theta)
+    right_wins = z + losses[:, 1] > -z + losses[:, 0]
+    return int(np.sum(right_wins != (z >= 0))), losses
+
+
+def q3(a):
+    return [round(float(v), 3) for v in np.quantile(a, [0.1, 0.5, 0.9])]
+
+
+def node_report(X, y, k, nu, eta, init, seed, rng_feats):
+    g_axis, f, t = best_axis(X, y, k, rng_feats)
+    right0 = X[:, f] >= t
+    theta0 = leaf_log_frequencies(y, right0, k)
+    w = np.zeros(X.shape[1])
+    if init == "sphere":
+        s = np.sqrt(nu / (1 + t * t))
+    else:
+        s = min(1.0, np.sqrt(nu / (1 + t * t)))
+    w[f], b = s, t * s
+    z0 = X @ w - b
+    act0, losses0 = active_points(z0, y, theta0)
+    st = optimize_co2_stump(X, y, w, b, theta0, nu=nu, learning_rate=eta, n_iter_no_change=5, seed=seed)
+    z1 = X @ st.weights - st.bias
+    act1, _ = active_points(z1, y, st.theta)
+    right1 = z1 >= 0
+    w1 = st.weights
+    wn2 = float(w1 @ w1)
+    off = 1 - w1[f] ** 2 / wn2 if wn2 > 0 else 0.0
+    amax = np.abs(w1).max()
+    return dict(
+        nu=nu, eta=eta, init=init, n=int(y.size), feature=int(f), thr=round(t, 3), gain_axis=round(g_axis, 4),
+        w0=round(s, 3), b0=round(b, 3), margin0_q10_50_90=q3(np.abs(z0)),
+        loss_gap_q10_50_90=q3(np.abs(losses0[:, 0] - losses0[:, 1])), active0=act0,
+        theta0=np.round(theta0, 2).tolist(), epochs=st.n_epochs,
+        w1=round(float(np.sqrt(wn2)), 3), b1=round(st.bias, 3), norm2_1=round(wn2 + st.bias ** 2, 3),
+        margin1_q10_50_90=q3(np.abs(z1)), active1=act1, theta1=np.round(st.theta, 2).tolist(),
+        off_axis_share=round(float(off), 4), nnz=int(np.sum(np.abs(w1) > 1e-6)),
+        n_large=int(np.sum(np.abs(w1) > 0.1 * amax)), gain_opt=round(gain(y, right1, k), 4),
+        right_share=round(float(right1.mean()), 3), changed_side=int(np.sum(right1 != right0)),
+        surrogate0=round(float(st.surrogate[0]), 4), surrogate_end=round(float(st.surrogate[-1]), 4),
+        eta_end=st.learning_rate), right1, right0
+
+
+def cmd_nodes(a):
+    X, y, _, _ = load(a.scale)
+    k = 3
+    rng = np.random.default_rng(a.seed)
+    frontier = [(np.arange(y.size), 0, "r")]
+    while frontier:
+        idx, depth, path = frontier.pop(0)
+        Xn, yn = X[idx], y[idx]
+        if np.unique(yn).size < 2:
+            continue
+        feats = rng.choice(X.shape[1], Q, replace=False)
+        keep = None
+        for nu in a.nu:
+            for eta in a.eta:
+                rep, right1, right0 = node_report(Xn, yn, k, nu, eta, a.init, a.seed, feats)
+                print(json.dumps(dict(tag=a.tag, scale=a.scale, depth=depth, path=path, **rep)), flush=True)
+                if keep is None:
+                    keep = right1 if 0 < right1.sum() < right1.size else right0
+        if depth + 1 <= a.depth:
+            frontier.append((idx[~keep], depth + 1, path + "L"))
+            frontier.append((idx[keep], depth + 1, path + "R"))
+
+
+def cmd_forest(a):
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treeopt.forest import CO2ForestClassifier
+
+    X, y, Xv, yv = load(a.scale)
+    if a.init != "sphere":
+        from co2_letter_gap import patched_grower
+
+        co2_module.grow_co2_tree = patched_grower(1, False, False)
+    for seed in a.seeds:
+        if a.rf:
+            c0 = time.process_time()
+            rf = RandomForestClassifier(n_estimators=max(a.sizes), criterion="entropy", max_features=Q, random_state=seed,
+                                        n_jobs=1).fit(X, y)
+            err = {}
+            for m in a.sizes:
+                proba = np.mean([t.predict_proba(Xv) for t in rf.estimators_[:m]], axis=0)
+                err[m] = round(100 * float(np.mean(proba.argmax(1) != yv)), 3)
+            print(json.dumps(dict(tag=a.tag, method="rf_entropy", scale=a.scale, seed=seed, q=Q, val_error_at=err,
+                                  cpu_seconds=round(time.process_time() - c0, 1))), flush=True)
+        for nu in a.nu:
+            for eta in a.eta:
+                c0 = time.process_time()
+                model = CO2ForestClassifier(n_estimators=max(a.sizes), nu=nu, learning_rate=eta, max_features=Q,
+                                            random_state=seed, n_jobs=1).fit(X, y)
+                err = {m: round(100 * float(np.mean(
+                    model.classes_[model.predict_proba(Xv, n_trees=m).argmax(1)] != yv)), 3) for m in a.sizes}
+                print(json.dumps(dict(tag=a.tag, method="co2_forest", scale=a.scale, init=a.init, seed=seed, nu=nu,
+                                      eta=eta, q=Q, val_error_at=err, oblique_per_tree=model.n_oblique_splits_,
+                                      fallbacks_per_tree=model.n_axis_fallbacks_,
+                                      cpu_seconds=round(time.process_time() - c0, 1))), flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["nodes", "forest"])
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--nu", type=float, nargs="+", default=[1.0])
+    ap.add_argument("--eta", type=float, nargs="+", default=[0.03])
+    ap.add_argument("--scale", choices=["z", "01"], default="z")
+    ap.add_argument("--init", choices=["sphere", "unit"], default="sphere")
+    ap.add_argument("--depth", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10])
+    ap.add_argument("--rf", action="store_true")
+    a = ap.parse_args(argv)
+    (cmd_nodes if a.command == "nodes" else cmd_forest)(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
