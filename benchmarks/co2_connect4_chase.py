@@ -16,8 +16,8 @@ gain of the optimised split vs the axis split. ``--scale 01`` uses the {0, 1} in
 The tree descends along the optimised split of the first ``--nu`` (axis split when it collapsed).
 
 ``forest``: validation error of CO2 forests (and, with ``--rf``, scikit-learn's entropy random forest with the same
-q) at 10 / 30 trees for (nu, eta) under ``--scale`` and ``--init`` (``--init unit`` via the patched grower of
-``co2_letter_gap.py``), with the forest's oblique-split / fallback counts and CPU seconds.
+q) at 10 / 30 trees for (nu, eta) under ``--scale`` and ``--init`` (``--init unit`` via a patched copy of the
+grower, :func:`unit_init_grower`), with the forest's oblique-split / fallback counts and CPU seconds.
 
     python benchmarks/co2_connect4_chase.py nodes --nu 0.1 1 4 10 43 100 --depth 2
     python benchmarks/co2_connect4_chase.py nodes --scale 01 --nu 0.1 1 4 10 43 100 --depth 2
@@ -151,6 +151,30 @@ def cmd_nodes(a):
             frontier.append((idx[keep], depth + 1, path + "R"))
 
 
+def unit_init_grower():
+    """``grow_co2_tree`` of a patched copy of the library's grower (the library file is not touched) whose stumps
+    start from the univariate split as it is, ``w = e_f, b = threshold`` (projected onto the ball only when
+    ``1 + threshold^2 > nu``), instead of scaled onto the sphere ``||[w, b]||^2 = nu``."""
+    import importlib.util
+    import tempfile
+
+    source = (ROOT / "src" / "treeopt" / "greedy" / "_co2_grow.py").read_text()
+    edits = [("from ._co2_sgd import", "from treeopt.greedy._co2_sgd import"),
+             ("from ._criteria import", "from treeopt.greedy._criteria import"),
+             ("_NJIT = dict(cache=True", "_NJIT = dict(cache=False"),
+             ("scale = np.sqrt(nu / (1.0 + tz * tz))", "scale = min(1.0, np.sqrt(nu / (1.0 + tz * tz)))")]
+    for old, new in edits:
+        if old not in source:
+            raise RuntimeError(f"_co2_grow.py changed; cannot apply {old!r}")
+        source = source.replace(old, new)
+    path = Path(tempfile.mkdtemp()) / "co2_grow_unit_init.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("co2_grow_unit_init", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.grow_co2_tree
+
+
 def cmd_forest(a):
     from sklearn.ensemble import RandomForestClassifier
 
@@ -158,9 +182,7 @@ def cmd_forest(a):
 
     X, y, Xv, yv = load(a.scale)
     if a.init != "sphere":
-        from co2_letter_gap import patched_grower
-
-        co2_module.grow_co2_tree = patched_grower(1, False, False)
+        co2_module.grow_co2_tree = unit_init_grower()
     for seed in a.seeds:
         if a.rf:
             c0 = time.process_time()
@@ -185,9 +207,92 @@ def cmd_forest(a):
                                       cpu_seconds=round(time.process_time() - c0, 1))), flush=True)
 
 
+DEPTH_BINS = [(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (6, 9), (10, 14), (15, 99)]
+
+
+def split_stats(tree, X, y, k):
+    """Per depth bin: internal nodes, axis fallbacks, oblique stumps that never left their axis start (one non-zero
+    weight), moved ones (share of ||w||^2 off the largest weight, non-zero / large weights) and the information gain
+    of the node's split minus the best axis gain over all 126 features on the node's training points."""
+    paths = tree.decision_path(X).tocsc()
+    W = tree.W.tocsr() if hasattr(tree.W, "tocsr") else None
+    hi = X > X.mean(0)  # binary indicators: the upper of the two values
+    Y = np.eye(k)[y]
+    rows = {b: [] for b in DEPTH_BINS}
+    for node in np.flatnonzero(tree.left >= 0):
+        idx = paths.indices[paths.indptr[node]:paths.indptr[node + 1]]
+        yn = y[idx]
+        cnt_hi = hi[idx].T.astype(float) @ Y[idx]  # (p, k)
+        tot = Y[idx].sum(0)
+        n = idx.size
+        best = 0.0
+        h = entropy(yn, k)
+        for c in cnt_hi:
+            nr = c.sum()
+            if 0 < nr < n:
+                pr, pl = c[c > 0] / nr, (tot - c)[(tot - c) > 0] / (n - nr)
+                g = h - nr / n * float(-(pr * np.log2(pr)).sum()) - (n - nr) / n * float(-(pl * np.log2(pl)).sum())
+                best = max(best, g)
+        f = tree.feature[node]
+        if f >= 0:
+            right = X[idx, f] >= tree.bias[node]
+            kind, nnz, nlarge, off = "axis", 1, 1, 0.0
+        else:
+            row = W[node]
+            w = row.data
+            right = (X[idx][:, row.indices] @ w - tree.bias[node]) >= 0
+            amax = np.abs(w).max()
+            nnz = int(np.sum(np.abs(w) > 1e-9))
+            nlarge = int(np.sum(np.abs(w) > 0.1 * amax))
+            off = 1 - amax ** 2 / float(w @ w)
+            kind = "unmoved" if nnz == 1 or off < 1e-6 else "moved"
+        d = tree.depth[node]
+        b = next(b for b in DEPTH_BINS if b[0] <= d <= b[1])
+        rows[b].append((kind, nnz, nlarge, off, gain(yn, right, k) - best))
+    out = []
+    for b, r in rows.items():
+        if not r:
+            continue
+        kinds = [x[0] for x in r]
+        moved = [x for x in r if x[0] == "moved"]
+        out.append(dict(depth=f"{b[0]}-{b[1]}", internal=len(r), axis_fallback=kinds.count("axis"),
+                        unmoved=kinds.count("unmoved"), moved=len(moved),
+                        moved_nnz_median=float(np.median([x[1] for x in moved])) if moved else None,
+                        moved_large_median=float(np.median([x[2] for x in moved])) if moved else None,
+                        moved_off_axis_mean=round(float(np.mean([x[3] for x in moved])), 3) if moved else None,
+                        gain_minus_best_axis_mean=round(float(np.mean([x[4] for x in r])), 4),
+                        share_below_best_axis=round(float(np.mean([x[4] < -1e-9 for x in r])), 3)))
+    return out
+
+
+def cmd_trees(a):
+    from sklearn.tree import DecisionTreeClassifier
+
+    from treeopt.greedy.co2 import CO2TreeClassifier
+
+    X, y, Xv, yv = load(a.scale)
+    for seed in a.seeds:
+        for q in (Q, None):
+            t = DecisionTreeClassifier(criterion="entropy", max_features=q, random_state=seed).fit(X, y)
+            print(json.dumps(dict(tag=a.tag, method="entropy_tree", scale=a.scale, seed=seed, q=q,
+                                  val_error=round(100 * float(np.mean(t.predict(Xv) != yv)), 3),
+                                  leaves=int(t.get_n_leaves()))), flush=True)
+        for nu in a.nu:
+            for eta in a.eta:
+                c0 = time.process_time()
+                m = CO2TreeClassifier(nu=nu, learning_rate=eta, max_features=Q, n_iter_no_change=5,
+                                      random_state=seed).fit(X, y)
+                cpu = time.process_time() - c0
+                print(json.dumps(dict(tag=a.tag, method="co2_tree", scale=a.scale, seed=seed, nu=nu, eta=eta, q=Q,
+                                      val_error=round(100 * float(np.mean(m.predict(Xv) != yv)), 3),
+                                      oblique=m.n_oblique_splits_, fallbacks=m.n_axis_fallbacks_,
+                                      leaves=int(np.sum(m.tree_.left < 0)), cpu_seconds=round(cpu, 1),
+                                      per_depth=split_stats(m.tree_, X, y, 3))), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["nodes", "forest"])
+    ap.add_argument("command", choices=["nodes", "forest", "trees"])
     ap.add_argument("--tag", default="")
     ap.add_argument("--nu", type=float, nargs="+", default=[1.0])
     ap.add_argument("--eta", type=float, nargs="+", default=[0.03])
@@ -199,7 +304,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[10])
     ap.add_argument("--rf", action="store_true")
     a = ap.parse_args(argv)
-    (cmd_nodes if a.command == "nodes" else cmd_forest)(a)
+    {"nodes": cmd_nodes, "forest": cmd_forest, "trees": cmd_trees}[a.command](a)
 
 
 if __name__ == "__main__":
