@@ -24,7 +24,12 @@ grower, :func:`unit_init_grower`), with the forest's oblique-split / fallback co
     python benchmarks/co2_connect4_chase.py forest --nu 1 --eta 0.03 --trees 10
     python benchmarks/co2_connect4_chase.py forest --scale 01 --nu 1 10 --eta 0.03 --trees 10
 
-One JSON line per node x nu (``nodes``) or per forest (``forest``). Results: ``benchmarks/results/co2_connect4_chase.log``.
+``trees``: single trees on all training rows (CO2 with q = 78 and scikit-learn entropy trees with q = 78 / all p):
+validation error and, per depth, axis fallbacks, unmoved and moved stumps and the split's information gain
+against the best axis split over all features.
+
+One JSON line per node x nu (``nodes``), per forest (``forest``) or per tree (``trees``).
+Results: ``benchmarks/results/co2_connect4_chase.log``.
 """
 
 import argparse
@@ -54,7 +59,8 @@ def load(scale):
         lo, hi = Xtr.min(0), Xtr.max(0)
         span = np.where(hi > lo, hi - lo, 1.0)
         Xtr, Xva = (Xtr - lo) / span, (Xva - lo) / span
-    return np.ascontiguousarray(Xtr), split.y_train.astype(np.int64), np.ascontiguousarray(Xva), split.y_val.astype(np.int64)
+    return (np.ascontiguousarray(Xtr), split.y_train.astype(np.int64), np.ascontiguousarray(Xva),
+            split.y_val.astype(np.int64))
 
 
 def entropy(y, k):
@@ -151,10 +157,11 @@ def cmd_nodes(a):
             frontier.append((idx[keep], depth + 1, path + "R"))
 
 
-def unit_init_grower():
+def unit_init_grower(cap=1.0):
     """``grow_co2_tree`` of a patched copy of the library's grower (the library file is not touched) whose stumps
     start from the univariate split as it is, ``w = e_f, b = threshold`` (projected onto the ball only when
-    ``1 + threshold^2 > nu``), instead of scaled onto the sphere ``||[w, b]||^2 = nu``."""
+    ``1 + threshold^2 > nu``), instead of scaled onto the sphere ``||[w, b]||^2 = nu``; ``cap`` < 1 scales that
+    start down further (``w = cap e_f, b = cap threshold``)."""
     import importlib.util
     import tempfile
 
@@ -162,7 +169,7 @@ def unit_init_grower():
     edits = [("from ._co2_sgd import", "from treeopt.greedy._co2_sgd import"),
              ("from ._criteria import", "from treeopt.greedy._criteria import"),
              ("_NJIT = dict(cache=True", "_NJIT = dict(cache=False"),
-             ("scale = np.sqrt(nu / (1.0 + tz * tz))", "scale = min(1.0, np.sqrt(nu / (1.0 + tz * tz)))")]
+             ("scale = np.sqrt(nu / (1.0 + tz * tz))", f"scale = min({float(cap)!r}, np.sqrt(nu / (1.0 + tz * tz)))")]
     for old, new in edits:
         if old not in source:
             raise RuntimeError(f"_co2_grow.py changed; cannot apply {old!r}")
@@ -181,13 +188,14 @@ def cmd_forest(a):
     from treeopt.forest import CO2ForestClassifier
 
     X, y, Xv, yv = load(a.scale)
+    co2_module.OSCILLATION_PATIENCE = a.patience  # read by the CO2 trees at fit time
     if a.init != "sphere":
-        co2_module.grow_co2_tree = unit_init_grower()
+        co2_module.grow_co2_tree = unit_init_grower(a.init_cap)
     for seed in a.seeds:
         if a.rf:
             c0 = time.process_time()
-            rf = RandomForestClassifier(n_estimators=max(a.sizes), criterion="entropy", max_features=Q, random_state=seed,
-                                        n_jobs=1).fit(X, y)
+            rf = RandomForestClassifier(n_estimators=max(a.sizes), criterion="entropy", max_features=Q,
+                                        random_state=seed, n_jobs=1).fit(X, y)
             err = {}
             for m in a.sizes:
                 proba = np.mean([t.predict_proba(Xv) for t in rf.estimators_[:m]], axis=0)
@@ -198,10 +206,13 @@ def cmd_forest(a):
             for eta in a.eta:
                 c0 = time.process_time()
                 model = CO2ForestClassifier(n_estimators=max(a.sizes), nu=nu, learning_rate=eta, max_features=Q,
+                                            n_iter_no_change=a.nic, tau=a.tau, bootstrap=not a.no_bootstrap,
                                             random_state=seed, n_jobs=1).fit(X, y)
                 err = {m: round(100 * float(np.mean(
                     model.classes_[model.predict_proba(Xv, n_trees=m).argmax(1)] != yv)), 3) for m in a.sizes}
-                print(json.dumps(dict(tag=a.tag, method="co2_forest", scale=a.scale, init=a.init, seed=seed, nu=nu,
+                print(json.dumps(dict(tag=a.tag, method="co2_forest", scale=a.scale, init=a.init,
+                                      init_cap=a.init_cap if a.init == "unit" else None, nic=a.nic, tau=a.tau,
+                                      patience=a.patience, bootstrap=not a.no_bootstrap, seed=seed, nu=nu,
                                       eta=eta, q=Q, val_error_at=err, oblique_per_tree=model.n_oblique_splits_,
                                       fallbacks_per_tree=model.n_axis_fallbacks_,
                                       cpu_seconds=round(time.process_time() - c0, 1))), flush=True)
@@ -298,11 +309,17 @@ def main(argv=None):
     ap.add_argument("--eta", type=float, nargs="+", default=[0.03])
     ap.add_argument("--scale", choices=["z", "01"], default="z")
     ap.add_argument("--init", choices=["sphere", "unit"], default="sphere")
+    ap.add_argument("--init-cap", type=float, default=1.0, help="with --init unit: start from cap * (e_f, threshold)")
     ap.add_argument("--depth", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10])
     ap.add_argument("--rf", action="store_true")
+    ap.add_argument("--nic", type=int, default=5, help="stump stop rule: epochs without a relative fall (forest: 5)")
+    ap.add_argument("--no-bootstrap", action="store_true", help="CO2 trees on all training rows (the paper bags)")
+    ap.add_argument("--tau", type=int, default=1, help="epochs between CCCP refreshes of w_old (eq. (11))")
+    ap.add_argument("--patience", type=int, default=co2_module.OSCILLATION_PATIENCE,
+                    help="consecutive surrogate rises before eta is halved (1000000: never)")
     a = ap.parse_args(argv)
     {"nodes": cmd_nodes, "forest": cmd_forest, "trees": cmd_trees}[a.command](a)
 
