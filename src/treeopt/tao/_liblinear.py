@@ -141,26 +141,24 @@ def oriented_weights(model, n_features, positive=1):
     return sign * w, -sign * w_bias
 
 
-def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
-    """Solve the node's l1-SVM on CSR ``X`` (target True = right child); returns (w, b, seconds in LIBLINEAR).
-
-    With a single target value the trivial hyperplane w = 0 sends every point to that side.
-    """
+def _oriented_l1_svm(train, target, n_features):
+    """(w, b, seconds in LIBLINEAR) from ``train(target) -> (model, seconds)``. With a single target value the
+    trivial hyperplane w = 0 sends every point to that side (LIBLINEAR needs two classes)."""
     target = np.asarray(target, dtype=bool)
-    n_features = X.shape[1]
     if target.all() or not target.any():
         return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
-    model, seconds = train_model(X, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
+    model, seconds = train(target)
     w, b = oriented_weights(model, n_features)
     return w, b, seconds
+
+
+def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
+    """Solve the node's l1-SVM on CSR ``X`` (target True = right child); returns (w, b, seconds in LIBLINEAR)."""
+    return _oriented_l1_svm(lambda t: train_model(X, t, C, eps=eps, regularize_bias=regularize_bias, seed=seed),
+                            target, X.shape[1])
 
 
 def l1_svm_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, seed=None):
     """:func:`l1_svm` on ``csr_matrix(X[rows])`` for a dense ``X``, through :func:`train_model_rows`."""
-    target = np.asarray(target, dtype=bool)
-    n_features = X.shape[1]
-    if target.all() or not target.any():
-        return np.zeros(n_features), (-1.0 if target.all() else 1.0), 0.0
-    model, seconds = train_model_rows(X, rows, target, C, eps=eps, regularize_bias=regularize_bias, seed=seed)
-    w, b = oriented_weights(model, n_features)
-    return w, b, seconds
+    return _oriented_l1_svm(lambda t: train_model_rows(X, rows, t, C, eps=eps, regularize_bias=regularize_bias,
+                                                       seed=seed), target, X.shape[1])
