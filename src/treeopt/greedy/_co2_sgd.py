@@ -114,40 +114,55 @@ def _exp_nonpositive(x):
 
 
 @njit(**_INLINE)
+def _row_max(theta, leaf):
+    """The largest ``theta[leaf, c]``, by four running maxima (a max does not depend on the order; one chain of
+    compares would wait on each other: the loop cannot be vectorised without assuming no NaN)."""
+    k = theta.shape[1]
+    m0 = theta[leaf, 0]
+    m1 = m0
+    m2 = m0
+    m3 = m0
+    c = 1
+    while c + 4 <= k:
+        m0 = max(m0, theta[leaf, c])
+        m1 = max(m1, theta[leaf, c + 1])
+        m2 = max(m2, theta[leaf, c + 2])
+        m3 = max(m3, theta[leaf, c + 3])
+        c += 4
+    while c < k:
+        m0 = max(m0, theta[leaf, c])
+        c += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
+@njit(**_INLINE)
 def _leaf_losses(theta, prob, loss):
     """``prob[l]`` = softmax of leaf l and ``loss[l, c] = logsumexp(theta[l]) - theta[l, c]``, leaf l's log
     loss of class c (eqs. (1), (3)): the per-class tables every point of a pass at this state looks up.
-    Indexes the 2-d arrays directly (row views would cost reference counting at every batch)."""
+    Indexes the 2-d arrays directly (row views would cost reference counting at every batch). The two leaves
+    are computed side by side (each leaf's max -> exp -> sum -> log is a chain of long latencies; a node
+    holds few classes, so the chains, not the arithmetic, set the time)."""
     k = theta.shape[1]
-    for leaf in range(2):
-        # the largest theta by four running maxima (a max does not depend on the order; one chain of
-        # compares would wait on each other: the loop cannot be vectorised without assuming no NaN)
-        m0 = theta[leaf, 0]
-        m1 = m0
-        m2 = m0
-        m3 = m0
-        c = 1
-        while c + 4 <= k:
-            m0 = max(m0, theta[leaf, c])
-            m1 = max(m1, theta[leaf, c + 1])
-            m2 = max(m2, theta[leaf, c + 2])
-            m3 = max(m3, theta[leaf, c + 3])
-            c += 4
-        while c < k:
-            m0 = max(m0, theta[leaf, c])
-            c += 1
-        m = max(max(m0, m1), max(m2, m3))
-        total = 0.0
-        for c in range(k):
-            e = _exp_nonpositive(theta[leaf, c] - m)
-            prob[leaf, c] = e
-            total += e
-        inv = 1.0 / total
-        for c in range(k):
-            prob[leaf, c] *= inv
-        lse = m + np.log(total)
-        for c in range(k):
-            loss[leaf, c] = lse - theta[leaf, c]
+    m0 = _row_max(theta, 0)
+    m1 = _row_max(theta, 1)
+    total0 = 0.0
+    total1 = 0.0
+    for c in range(k):
+        e0 = _exp_nonpositive(theta[0, c] - m0)
+        e1 = _exp_nonpositive(theta[1, c] - m1)
+        prob[0, c] = e0
+        prob[1, c] = e1
+        total0 += e0
+        total1 += e1
+    inv0 = 1.0 / total0
+    inv1 = 1.0 / total1
+    lse0 = m0 + np.log(total0)
+    lse1 = m1 + np.log(total1)
+    for c in range(k):
+        prob[0, c] *= inv0
+        prob[1, c] *= inv1
+        loss[0, c] = lse0 - theta[0, c]
+        loss[1, c] = lse1 - theta[1, c]
 
 
 @njit(**_INLINE)
