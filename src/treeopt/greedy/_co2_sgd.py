@@ -16,7 +16,10 @@ that is halved when the tracked surrogate keeps rising). Labels must already be 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 # fastmath without the no-NaN/no-inf assumptions: lets LLVM reassociate the dot products and gradient sums
 # (vector instructions) and contract multiply-adds. Results change only by round-off (the order of the
@@ -70,41 +73,96 @@ def shuffle_epoch(perm, state):
             i -= 1
 
 
+@intrinsic
+def _bits_to_float(typingctx, bits):
+    """The float64 whose IEEE-754 bit pattern is the int64 ``bits`` (an LLVM bitcast: vectorisable)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238  # ln 2 = _LN2_HI + _LN2_LO; n * _LN2_HI is exact for |n| < 2^21
+_LN2_LO = 1.9082149292705877e-10
+_INV_FACTORIALS = (1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                   1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0)
+
+
+@njit(**_INLINE)
+def _exp_nonpositive(x):
+    """``exp(x)`` for ``x <= 0`` within 1 ulp of libm's (bit-equal for ~94% of arguments), in straight-line
+    arithmetic that LLVM vectorises across a loop (libm's exp is an opaque call per element): x = n ln 2 + r,
+    |r| <= ln 2 / 2 (Cody-Waite, two-part ln 2), exp(r) by its degree-13 Taylor polynomial, 2^n from the
+    exponent bits. Arguments below -708 give exp(-708) ~ 3e-308 instead of a subnormal or 0 (a class whose
+    probability is below 1e-307 either way)."""
+    x = max(x, -708.0)
+    n = np.floor(x * _LOG2E + 0.5)
+    ni = np.int64(n)
+    # ni as float again in the low part: the same value as n, but LLVM's reassociation may not fold
+    # n * hi + n * lo into n * (hi + lo), which would lose the low part (an error of up to 200 ulp)
+    r = (x - n * _LN2_HI) - np.float64(ni) * _LN2_LO
+    f = _INV_FACTORIALS  # 1/13!, ..., 1/2!, 1, 1
+    # Estrin's scheme: a dependency chain of 5 multiply-adds instead of Horner's 13 (latency, for small k)
+    r2 = r * r
+    r4 = r2 * r2
+    q0 = (1.0 + r) + r2 * (f[11] + r * f[10])
+    q1 = (f[9] + r * f[8]) + r2 * (f[7] + r * f[6])
+    q2 = (f[5] + r * f[4]) + r2 * (f[3] + r * f[2])
+    q3 = f[1] + r * f[0]
+    q = (q0 + r4 * q1) + (r4 * r4) * (q2 + r4 * q3)
+    return q * _bits_to_float((ni + 1023) << 52)
+
+
+@njit(**_INLINE)
+def _row_max(theta, leaf):
+    """The largest ``theta[leaf, c]``, by four running maxima (a max does not depend on the order; one chain of
+    compares would wait on each other: the loop cannot be vectorised without assuming no NaN)."""
+    k = theta.shape[1]
+    m0 = theta[leaf, 0]
+    m1 = m0
+    m2 = m0
+    m3 = m0
+    c = 1
+    while c + 4 <= k:
+        m0 = max(m0, theta[leaf, c])
+        m1 = max(m1, theta[leaf, c + 1])
+        m2 = max(m2, theta[leaf, c + 2])
+        m3 = max(m3, theta[leaf, c + 3])
+        c += 4
+    while c < k:
+        m0 = max(m0, theta[leaf, c])
+        c += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
 @njit(**_INLINE)
 def _leaf_losses(theta, prob, loss):
     """``prob[l]`` = softmax of leaf l and ``loss[l, c] = logsumexp(theta[l]) - theta[l, c]``, leaf l's log
     loss of class c (eqs. (1), (3)): the per-class tables every point of a pass at this state looks up.
-    Indexes the 2-d arrays directly (row views would cost reference counting at every batch)."""
+    Indexes the 2-d arrays directly (row views would cost reference counting at every batch). The two leaves
+    are computed side by side (each leaf's max -> exp -> sum -> log is a chain of long latencies; a node
+    holds few classes, so the chains, not the arithmetic, set the time)."""
     k = theta.shape[1]
-    for leaf in range(2):
-        # the largest theta by four running maxima (a max does not depend on the order; one chain of
-        # compares would wait on each other: the loop cannot be vectorised without assuming no NaN)
-        m0 = theta[leaf, 0]
-        m1 = m0
-        m2 = m0
-        m3 = m0
-        c = 1
-        while c + 4 <= k:
-            m0 = max(m0, theta[leaf, c])
-            m1 = max(m1, theta[leaf, c + 1])
-            m2 = max(m2, theta[leaf, c + 2])
-            m3 = max(m3, theta[leaf, c + 3])
-            c += 4
-        while c < k:
-            m0 = max(m0, theta[leaf, c])
-            c += 1
-        m = max(max(m0, m1), max(m2, m3))
-        total = 0.0
-        for c in range(k):
-            e = np.exp(theta[leaf, c] - m)
-            prob[leaf, c] = e
-            total += e
-        inv = 1.0 / total
-        for c in range(k):
-            prob[leaf, c] *= inv
-        lse = m + np.log(total)
-        for c in range(k):
-            loss[leaf, c] = lse - theta[leaf, c]
+    m0 = _row_max(theta, 0)
+    m1 = _row_max(theta, 1)
+    total0 = 0.0
+    total1 = 0.0
+    for c in range(k):
+        e0 = _exp_nonpositive(theta[0, c] - m0)
+        e1 = _exp_nonpositive(theta[1, c] - m1)
+        prob[0, c] = e0
+        prob[1, c] = e1
+        total0 += e0
+        total1 += e1
+    inv0 = 1.0 / total0
+    inv1 = 1.0 / total1
+    lse0 = m0 + np.log(total0)
+    lse1 = m1 + np.log(total1)
+    for c in range(k):
+        prob[0, c] *= inv0
+        prob[1, c] *= inv1
+        loss[0, c] = lse0 - theta[0, c]
+        loss[1, c] = lse1 - theta[1, c]
 
 
 @njit(**_INLINE)
@@ -151,22 +209,30 @@ def _winner(z, yi, s, loss, cntl, lane, weight):
 
 
 @njit(**_INLINE)
-def _zero(g, cntl):
-    """Zero the gradient and the lane count tables (loops: slice assignments would create views)."""
+def _zero(g):
+    """Zero the gradient (a loop: a slice assignment would create a view)."""
     for j in range(g.shape[0]):
         g[j] = 0.0
-    for u in range(4):
-        for r in range(2):
-            for c in range(cntl.shape[2]):
-                cntl[u, r, c] = 0.0
 
 
 @njit(**_INLINE)
 def _sum_lanes(cntl, cnt):
-    """``cnt[r, c]``: the four lanes' counts added."""
+    """``cnt[r, c]``: the four lanes' counts added; the lanes are left zeroed for the next batch (one pass over
+    them instead of a separate zeroing pass; the lane tables start zeroed)."""
     for r in range(2):
         for c in range(cnt.shape[1]):
             cnt[r, c] = (cntl[0, r, c] + cntl[1, r, c]) + (cntl[2, r, c] + cntl[3, r, c])
+            cntl[0, r, c] = 0.0
+            cntl[1, r, c] = 0.0
+            cntl[2, r, c] = 0.0
+            cntl[3, r, c] = 0.0
+
+
+@njit(**_INLINE)
+def _any_nonzero(c0, c1, c2, c3):
+    """Whether any of a block's four subgradient coefficients is non-zero (one test for the block). Skipping
+    an all-zero block is exact: g[j] + 0.0 == g[j] (up to the sign of a zero, which no later step can see)."""
+    return (abs(c0) + abs(c1)) + (abs(c2) + abs(c3)) != 0.0
 
 
 @njit(**_INLINE)
@@ -279,7 +345,7 @@ def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob
     refreshed first when ``refresh``."""
     n, p = X.shape
     _leaf_losses(theta, prob, loss)
-    _zero(g, cntl)
+    _zero(g)
     gb = 0.0
     t0 = 0.0
     t1 = 0.0
@@ -309,9 +375,10 @@ def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob
         c1 = m1 * _winner(z1, y[u1], side[u1], loss, cntl, 1, m1)
         c2 = m2 * _winner(z2, y[u2], side[u2], loss, cntl, 2, m2)
         c3 = m3 * _winner(z3, y[u3], side[u3], loss, cntl, 3, m3)
-        for j in range(p):
-            g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
-        gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+        if _any_nonzero(c0, c1, c2, c3):  # see sgd_epoch: adding a block of zeros would leave g as it is
+            for j in range(p):
+                g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
+            gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
         i += 4
     while i < n:
         u0 = np.uint64(i)
@@ -321,9 +388,10 @@ def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob
         if refresh:
             side[u0] = 1.0 if z >= 0.0 else -1.0
         c = m0 * _winner(z, y[u0], side[u0], loss, cntl, 0, m0)
-        for j in range(p):
-            g[j] += c * X[u0, j]
-        gb -= c
+        if c != 0.0:
+            for j in range(p):
+                g[j] += c * X[u0, j]
+            gb -= c
         i += 1
     g[p] = gb
     _sum_lanes(cntl, cnt)
@@ -359,7 +427,7 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
         use_cache = cached and bi == 0
         if not use_cache:
             _leaf_losses(theta, prob, loss)
-        _zero(g, cntl)
+        _zero(g)
         gb = 0.0
         t = start
         while t + 4 <= stop:
@@ -378,19 +446,22 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             c1 = _winner(z1, y[i1], side[i1], loss, cntl, 1, 1.0)
             c2 = _winner(z2, y[i2], side[i2], loss, cntl, 2, 1.0)
             c3 = _winner(z3, y[i3], side[i3], loss, cntl, 3, 1.0)
-            # every point adds coef x~ (zero when s agrees with the winner): branch-free, so the
-            # unpredictable winner costs no pipeline flush
-            for j in range(p):
-                g[j] += (c0 * X[i0, j] + c1 * X[i1, j]) + (c2 * X[i2, j] + c3 * X[i3, j])
-            gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+            # a point adds coef x~, zero when s agrees with the winner (no branch per point: the winner is
+            # unpredictable). A block of four zeros (most blocks once the stump has settled: 79% on Letter,
+            # 6% of the points giving a gradient) would add exact zeros, so it is skipped: same g, same forest
+            if _any_nonzero(c0, c1, c2, c3):
+                for j in range(p):
+                    g[j] += (c0 * X[i0, j] + c1 * X[i1, j]) + (c2 * X[i2, j] + c3 * X[i3, j])
+                gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
             t += 4
         while t < stop:
             i = perm[t]
             z = zbuf[i] if use_cache else _margin(X, i, wb)
             c = _winner(z, y[i], side[i], loss, cntl, 0, 1.0)
-            for j in range(p):
-                g[j] += c * X[i, j]
-            gb -= c
+            if c != 0.0:
+                for j in range(p):
+                    g[j] += c * X[i, j]
+                gb -= c
             t += 1
         g[p] = gb
         _sum_lanes(cntl, cnt)
@@ -450,7 +521,7 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     # unsigned point indices and labels: indexing with them skips numba's negative-index fix-up (about a
     # third of the instructions of the per-point loops). perm holds rows: shuffling it with the stream's
     # swaps gives rows[permutation of the points] directly
-    perm = rows.astype(np.uint64)
+    perm = rows.astype(np.uint32)  # half the memory of uint64 for the shuffle's random swaps
     y = y.astype(np.uint64)  # a copy of any integer labels (a view would misread int32)
     state = np.full(1, seed, dtype=np.uint64)
     wb = np.empty(p + 1)
@@ -463,7 +534,7 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     prob = np.empty((2, k))
     loss = np.empty((2, k))
     cnt = np.empty((2, k))
-    cntl = np.empty((4, 2, k))
+    cntl = np.zeros((4, 2, k))  # zeroed here, then by _sum_lanes after every use
     zbuf = np.empty(u)
 
     max_norm2 = 0.0
