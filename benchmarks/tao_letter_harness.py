@@ -84,6 +84,10 @@ def main():
     if a.cart:
         from sklearn.tree import DecisionTreeClassifier
         init = DecisionTreeClassifier(**{"random_state": extra.get("random_state", 0), **json.loads(a.cart)})
+    elif a.init == "random_any":  # the old random tree: splits through random points of the whole training set
+        from treeopt.tao.tao import _random_tree
+        init = _random_tree(Xt, s.y_train, np.unique(s.y_train).shape[0], node_type="oblique", depth=a.depth,
+                            random_state=extra.get("random_state", 0), through="any")
     est = Probe(C=Cs[-1], warm_start_C=Cs[:-1], max_depth=a.depth, init=init, **{"accept": "objective", "random_state": 0, "n_jobs": 1, **extra})
     est._tally = None
     yv_enc = np.searchsorted(np.unique(s.y_train), yv)

@@ -177,9 +177,14 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
     return tree, label
 
 
-def _random_tree(X, y, k, *, node_type, depth, random_state):
-    """A complete tree of the given depth with random splits through random training points (TAO footnote 1:
-    TAO works about as well from random initial trees)."""
+def _random_tree(X, y, k, *, node_type, depth, random_state, through="node"):
+    """A complete tree of the given depth with random splits (TAO footnote 1: TAO works about as well from random
+    initial trees, "having random parameters at the nodes").
+
+    Each split has a random direction (axis: a random feature; oblique: Gaussian weights) and passes through a
+    random training point: ``through="node"`` draws it from the points that reach the node (top-down), so every
+    node with at least two distinct points splits them and no branch starts dead; ``through="any"`` draws it from
+    the whole training set, which sends all of a deep node's points to one side (most of the tree starts dead)."""
     rng = check_random_state(random_state)
     n, p = X.shape
     n_internal = 2 ** depth - 1
@@ -190,14 +195,20 @@ def _random_tree(X, y, k, *, node_type, depth, random_state):
     W = np.zeros((n_nodes, p))
     bias = np.zeros(n_nodes)
     feature = np.full(n_nodes, -2, dtype=np.int64)
+    members = {0: np.arange(n)}
     for i in range(n_internal):
-        x0 = X[rng.randint(n)]
+        rows = members.pop(i, np.zeros(0, dtype=np.int64))
+        pool = rows if through == "node" and rows.shape[0] > 0 else np.arange(n)
+        x0 = X[pool[rng.randint(pool.shape[0])]]
         if node_type == "axis":
             f = rng.randint(p)
             W[i, f], bias[i], feature[i] = 1.0, x0[f], f
         else:
             w = rng.standard_normal(p)
-            W[i], bias[i], feature[i] = w, float(w @ x0), -1
+            # just below w . x0, so x0 goes right whatever the summation order of the routing
+            W[i], bias[i], feature[i] = w, float(w @ x0) - 1e-9 * (float(np.abs(w) @ np.abs(x0)) + 1.0), -1
+        go_right = X[rows] @ W[i] - bias[i] >= 0  # DESIGN.md: right iff w . x - b >= 0
+        members[2 * i + 1], members[2 * i + 2] = rows[~go_right], rows[go_right]
     label = rng.randint(k, size=n_nodes).astype(np.int64)
     value = np.eye(k)[label]
     return Tree(left, right, W, bias, value, feature=feature, value_kind="probabilities")
@@ -305,14 +316,17 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "svm_tol": [Interval(Real, 0, None, closed="neither")],
         "regularize_bias": ["boolean"],
-        "accept": [StrOptions({"error", "objective"})],
+        "accept": [StrOptions({"error", "objective", "always"})],
+        "loss": [StrOptions({"squared_hinge", "logistic"})],
+        "refine_threshold": ["boolean"],
         "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, node_type="oblique", C=1.0, max_depth=8, init=None, init_criterion="entropy", warm_start_C=None,
                  max_iter=14,
-                 tol=0.005, svm_tol=0.01, regularize_bias=False, accept="error", n_jobs=None, random_state=None):
+                 tol=0.005, svm_tol=0.01, regularize_bias=False, accept="error", loss="squared_hinge",
+                 refine_threshold=False, n_jobs=None, random_state=None):
         self.node_type = node_type
         self.C = C
         self.max_depth = max_depth
@@ -324,6 +338,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.svm_tol = svm_tol
         self.regularize_bias = regularize_bias
         self.accept = accept
+        self.loss = loss
+        self.refine_threshold = refine_threshold
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -508,14 +524,16 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             return ("reused", node, 0.0)
         self._care_cache[node] = (cidx, target)
         w, b, seconds = l1_svm_rows(XL, cidx, target, C, eps=self.svm_tol, regularize_bias=self.regularize_bias,
-                               seed=self._seed + node)
+                                    seed=self._seed + node, loss=self.loss)
         idx = np.flatnonzero(w)
         if self._shift is not None:  # hyperplane of the shifted features -> original features
             b = b + float(w[idx] @ self._shift[idx])
+        if self.refine_threshold and idx.shape[0] > 0:  # the exact best b of (4) along the surrogate's w
+            _, b = K.best_threshold(K.oblique_scores(X, cidx, idx.astype(np.int64), w[idx]), target, float(b))
         # routed exactly as the tree will route them (same kernel arithmetic), so the accept test is exact
         new_dec = K.oblique_side(X, cidx, idx.astype(np.int64), w[idx], float(b))
         new_err = int(np.count_nonzero(new_dec != target))
-        if new_err <= cur_err:  # the care points' 0/1 loss (4) does not increase
+        if new_err <= cur_err or self.accept == "always":  # the care points' 0/1 loss (4) does not increase
             return ("oblique", node, w, float(b), seconds)
         if self.accept == "objective" and new_err + np.abs(w).sum() / C <= cur_err + work.l1_norm(node) / C:
             return ("oblique", node, w, float(b), seconds)  # care loss + lambda ||w||_1 does not increase
