@@ -70,7 +70,12 @@ def main():
     ap.add_argument("--cart", default=None, help="JSON kwargs of a scikit-learn DecisionTreeClassifier used as init")
     ap.add_argument("--rescale", choices=["none", "minmax"], default="none",
                     help="minmax: map each feature to [-1, 1] over the training rows (as LIBSVM letter.scale)")
+    ap.add_argument("--always-objective-stop", action="store_true",
+                    help="with accept=always, stop on the penalised objective (the library's rule since s19)")
+    ap.add_argument("--always-error-stop", action="store_true",
+                    help="with accept=always, stop on the training error (runs tagged always* without alwobj)")
     a = ap.parse_args()
+    Probe._always_objective_stop = not a.always_error_stop
     Cs = sorted((float(c) for c in a.Cs.split(",")), reverse=True)
     extra = json.loads(a.params)
     s = load_split(prepare_split("letter", load_config("config.yaml"), 0))
@@ -84,6 +89,10 @@ def main():
     if a.cart:
         from sklearn.tree import DecisionTreeClassifier
         init = DecisionTreeClassifier(**{"random_state": extra.get("random_state", 0), **json.loads(a.cart)})
+    elif a.init == "random_any":  # the old random tree: splits through random points of the whole training set
+        from treeopt.tao.tao import _random_tree
+        init = _random_tree(Xt, s.y_train, np.unique(s.y_train).shape[0], node_type="oblique", depth=a.depth,
+                            random_state=extra.get("random_state", 0), through="any")
     est = Probe(C=Cs[-1], warm_start_C=Cs[:-1], max_depth=a.depth, init=init, **{"accept": "objective", "random_state": 0, "n_jobs": 1, **extra})
     est._tally = None
     yv_enc = np.searchsorted(np.unique(s.y_train), yv)

@@ -194,3 +194,48 @@ def column_modes(X):
             k = j
         out[f] = best_val
     return out
+
+
+@njit(cache=True, nogil=True)
+def oblique_scores(X, rows, idx, w):
+    """``w . x`` for X[rows], summed in the order of :func:`_goes_right` (so ``score - b >= 0`` is its routing)."""
+    m = rows.shape[0]
+    out = np.empty(m)
+    for k in range(m):
+        s = 0.0
+        for jj in range(idx.shape[0]):
+            s += w[jj] * X[rows[k], idx[jj]]
+        out[k] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def best_threshold(score, target, b0):
+    """Exact minimiser over b of the 0/1 loss of "right iff score - b >= 0" against ``target``: the reduced problem
+    (4) along a fixed direction w. Candidates are midpoints between consecutive distinct scores, "all right"
+    (b = min score) and "all left" (b = max score + 1); among equally good ones the candidate closest to ``b0``
+    (the surrogate's own threshold) wins. Returns (errors, b)."""
+    m = score.shape[0]
+    order = np.argsort(score, kind="mergesort")
+    n_right = 0
+    for k in range(m):
+        if target[k]:
+            n_right += 1
+    best_err = m - n_right  # b = min score: every point goes right
+    best_b = score[order[0]] if m > 0 else b0
+    prefix_right = 0
+    for k in range(1, m + 1):
+        if target[order[k - 1]]:
+            prefix_right += 1
+        if k < m and score[order[k]] == score[order[k - 1]]:
+            continue
+        err = prefix_right + (m - k) - (n_right - prefix_right)  # first k points go left
+        if k == m:
+            thr = score[order[m - 1]] + 1.0
+        else:
+            thr = 0.5 * (score[order[k - 1]] + score[order[k]])
+            if not (thr > score[order[k - 1]]):
+                thr = score[order[k]]
+        if err < best_err or (err == best_err and abs(thr - b0) < abs(best_b - b0)):
+            best_err, best_b = err, thr
+    return best_err, best_b

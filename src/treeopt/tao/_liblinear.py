@@ -21,6 +21,9 @@ from liblinear import liblinear as _ll
 from numba import njit
 
 L1R_L2LOSS_SVC = 5
+L1R_LR = 6
+# the node's surrogate loss (Sec. 3: "l1-regularized linear SVM or logistic regression") -> LIBLINEAR solver
+SOLVERS = {"squared_hinge": L1R_L2LOSS_SVC, "logistic": L1R_LR}
 
 # LIBLINEAR's coordinate descent permutes coordinates with the C library's rand(): seeding it right before
 # each call makes a fit repeatable when the nodes are solved one at a time (n_jobs=1). With several threads
@@ -32,15 +35,17 @@ _libc.srand.argtypes = [ctypes.c_uint]
 _ll.liblinear.set_print_string_function(_ll.PRINT_STRING_FUN(_ll.print_null))
 
 
-def _parameter(C, eps, regularize_bias):
-    param = _ll.parameter(f"-s {L1R_L2LOSS_SVC} -c {float(C)!r} -e {float(eps)!r} -B 1 -q"
+def _parameter(C, eps, regularize_bias, loss="squared_hinge"):
+    if loss not in SOLVERS:
+        raise ValueError(f"loss must be one of {sorted(SOLVERS)}, got {loss!r}")
+    param = _ll.parameter(f"-s {SOLVERS[loss]} -c {float(C)!r} -e {float(eps)!r} -B 1 -q"
                           + ("" if regularize_bias else " -R"))
     return param
 
 
-def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None):
-    """Fit LIBLINEAR solver 5 on CSR ``X`` with label ``labels[0]`` (target True) / ``labels[1]`` and return
-    (model, seconds).
+def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None, loss="squared_hinge"):
+    """Fit LIBLINEAR solver 5 (``loss="logistic"``: solver 6, l1-regularised logistic regression) on CSR ``X``
+    with label ``labels[0]`` (target True) / ``labels[1]`` and return (model, seconds).
 
     ``X`` must be a ``scipy.sparse.csr_matrix`` (never dense lists). Both labels must be present. (LIBLINEAR
     >= 2.40 puts +1 first for -1/+1 labels; other label pairs keep the order of first appearance.)
@@ -49,19 +54,20 @@ def train_model(X, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1),
         raise TypeError(f"X must be a scipy.sparse.csr_matrix, got {type(X).__name__}")
     yy = np.where(np.asarray(target, dtype=bool), float(labels[0]), float(labels[1]))
     prob = _ll.problem(yy, X)
-    param = _parameter(C, eps, regularize_bias)
+    param = _parameter(C, eps, regularize_bias, loss)
     prob.set_bias(param.bias)
     return _train(prob, param, seed)
 
 
-def train_model_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None):
+def train_model_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, labels=(1, -1), seed=None,
+                     loss="squared_hinge"):
     """:func:`train_model` on the rows ``rows`` of a dense ``X``, with LIBLINEAR's sparse rows written straight
     from X (non-zeros only, as ``csr_matrix(X[rows])`` holds them): the same problem, so the same model, without
     the CSR row copy, and built outside the GIL (numba ``nogil``) so that another thread can run meanwhile."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     rows = np.asarray(rows, dtype=np.int64)
     yy = np.where(np.asarray(target, dtype=bool), float(labels[0]), float(labels[1]))
-    param = _parameter(C, eps, regularize_bias)
+    param = _parameter(C, eps, regularize_bias, loss)
     return _train(_problem_from_rows(X, rows, yy, param.bias), param, seed)
 
 
@@ -152,13 +158,14 @@ def _oriented_l1_svm(train, target, n_features):
     return w, b, seconds
 
 
-def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None):
-    """Solve the node's l1-SVM on CSR ``X`` (target True = right child); returns (w, b, seconds in LIBLINEAR)."""
-    return _oriented_l1_svm(lambda t: train_model(X, t, C, eps=eps, regularize_bias=regularize_bias, seed=seed),
-                            target, X.shape[1])
+def l1_svm(X, target, C, *, eps=0.01, regularize_bias=True, seed=None, loss="squared_hinge"):
+    """Solve the node's l1-SVM (or l1 logistic regression) on CSR ``X`` (target True = right child); returns
+    (w, b, seconds in LIBLINEAR)."""
+    return _oriented_l1_svm(lambda t: train_model(X, t, C, eps=eps, regularize_bias=regularize_bias, seed=seed,
+                                                  loss=loss), target, X.shape[1])
 
 
-def l1_svm_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, seed=None):
+def l1_svm_rows(X, rows, target, C, *, eps=0.01, regularize_bias=True, seed=None, loss="squared_hinge"):
     """:func:`l1_svm` on ``csr_matrix(X[rows])`` for a dense ``X``, through :func:`train_model_rows`."""
     return _oriented_l1_svm(lambda t: train_model_rows(X, rows, t, C, eps=eps, regularize_bias=regularize_bias,
-                                                       seed=seed), target, X.shape[1])
+                                                       seed=seed, loss=loss), target, X.shape[1])
