@@ -70,10 +70,9 @@ def main():
     ap.add_argument("--cart", default=None, help="JSON kwargs of a scikit-learn DecisionTreeClassifier used as init")
     ap.add_argument("--rescale", choices=["none", "minmax"], default="none",
                     help="minmax: map each feature to [-1, 1] over the training rows (as LIBSVM letter.scale)")
-    ap.add_argument("--always-objective-stop", action="store_true",
-                    help="with accept=always, stop on the penalised objective (the library's rule since s19)")
     ap.add_argument("--always-error-stop", action="store_true",
-                    help="with accept=always, stop on the training error (runs tagged always* without alwobj)")
+                    help="with accept=always, stop on the training error instead of the library's penalised objective "
+                         "(runs tagged always* without alwobj)")
     a = ap.parse_args()
     Probe._always_objective_stop = not a.always_error_stop
     Cs = sorted((float(c) for c in a.Cs.split(",")), reverse=True)

@@ -120,14 +120,7 @@ def test_random_tree_splits_through_the_node_points(node_type):
 
     def right_child_reached(through):
         tree = _random_tree(X, y, 10, node_type=node_type, depth=6, random_state=0, through=through)
-        reach = np.zeros(tree.left.shape[0], dtype=int)
-        for r in range(X.shape[0]):
-            node = 0
-            reach[node] += 1
-            while tree.left[node] >= 0:
-                w = tree.W[node].toarray().ravel()
-                node = tree.right[node] if X[r] @ w - tree.bias[node] >= 0 else tree.left[node]
-                reach[node] += 1
+        reach = np.asarray(tree.decision_path(X).sum(axis=0)).ravel()  # points reaching each node
         internal = np.flatnonzero((tree.left >= 0) & (reach > 0))
         return np.all(reach[tree.right[internal]] > 0)
 

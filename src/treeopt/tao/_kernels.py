@@ -95,6 +95,36 @@ def care_points(X, rows, y, node, left, right, feature, bias, lo, hi, indices, d
 
 
 @njit(cache=True, nogil=True)
+def _best_cut(sv, tg, n_right, b0, near):
+    """Best threshold of "right iff value >= b" for the 0/1 loss against ``tg``, over values ``sv`` sorted
+    ascending (``tg`` in the same order, ``n_right`` of them True). Candidates: "all right" (b = min), midpoints
+    between consecutive distinct values and "all left" (b = max + 1). Ties go to the first candidate (lowest
+    threshold), or with ``near`` to the one closest to ``b0``. Returns (errors, threshold)."""
+    m = sv.shape[0]
+    best_err = m - n_right  # threshold below everything: all go right, errors = number wanting left
+    best_b = sv[0]
+    prefix_right = 0
+    for k in range(1, m + 1):
+        if tg[k - 1]:
+            prefix_right += 1
+        # first k points go left
+        if k < m and sv[k] == sv[k - 1]:
+            continue
+        err = prefix_right + (m - k) - (n_right - prefix_right)
+        if err > best_err or (err == best_err and not near):
+            continue
+        if k == m:
+            thr = sv[m - 1] + 1.0
+        else:
+            thr = 0.5 * (sv[k - 1] + sv[k])
+            if not (thr > sv[k - 1]):
+                thr = sv[k]
+        if err < best_err or abs(thr - b0) < abs(best_b - b0):
+            best_err, best_b = err, thr
+    return best_err, best_b
+
+
+@njit(cache=True, nogil=True)
 def best_axis_split(X, rows, target):
     """Exact minimiser of the 0/1 loss of "right iff x_f >= b" against ``target`` over all (feature, threshold)
     pairs on the points ``rows`` (the reduced problem (4) for an axis-aligned node, by enumeration).
@@ -117,29 +147,11 @@ def best_axis_split(X, rows, target):
         for k in range(m):
             vals[k] = X[rows[k], f]
         order = np.argsort(vals, kind="mergesort")
-        sv = vals[order]
         for k in range(m):
             tg[k] = target[order[k]]
-        # threshold below everything: all go right, errors = number wanting left
-        err = m - n_right
+        err, thr = _best_cut(vals[order], tg, n_right, 0.0, False)
         if err < best_err:
-            best_err, best_f, best_b = err, f, sv[0]
-        prefix_right = 0
-        for k in range(1, m + 1):
-            if tg[k - 1]:
-                prefix_right += 1
-            # first k points go left
-            if k < m and sv[k] == sv[k - 1]:
-                continue
-            err = prefix_right + (m - k) - (n_right - prefix_right)
-            if err < best_err:
-                if k == m:
-                    thr = sv[m - 1] + 1.0
-                else:
-                    thr = 0.5 * (sv[k - 1] + sv[k])
-                    if not (thr > sv[k - 1]):
-                        thr = sv[k]
-                best_err, best_f, best_b = err, f, thr
+            best_err, best_f, best_b = err, f, thr
     return best_err, best_f, best_b
 
 
@@ -212,30 +224,14 @@ def oblique_scores(X, rows, idx, w):
 @njit(cache=True, nogil=True)
 def best_threshold(score, target, b0):
     """Exact minimiser over b of the 0/1 loss of "right iff score - b >= 0" against ``target``: the reduced problem
-    (4) along a fixed direction w. Candidates are midpoints between consecutive distinct scores, "all right"
-    (b = min score) and "all left" (b = max score + 1); among equally good ones the candidate closest to ``b0``
-    (the surrogate's own threshold) wins. Returns (errors, b)."""
+    (4) along a fixed direction w (:func:`_best_cut`, the scan of :func:`best_axis_split` for one column); among
+    equally good thresholds the one closest to ``b0`` (the surrogate's own threshold) wins. Returns (errors, b)."""
     m = score.shape[0]
+    if m == 0:
+        return 0, b0
     order = np.argsort(score, kind="mergesort")
     n_right = 0
     for k in range(m):
         if target[k]:
             n_right += 1
-    best_err = m - n_right  # b = min score: every point goes right
-    best_b = score[order[0]] if m > 0 else b0
-    prefix_right = 0
-    for k in range(1, m + 1):
-        if target[order[k - 1]]:
-            prefix_right += 1
-        if k < m and score[order[k]] == score[order[k - 1]]:
-            continue
-        err = prefix_right + (m - k) - (n_right - prefix_right)  # first k points go left
-        if k == m:
-            thr = score[order[m - 1]] + 1.0
-        else:
-            thr = 0.5 * (score[order[k - 1]] + score[order[k]])
-            if not (thr > score[order[k - 1]]):
-                thr = score[order[k]]
-        if err < best_err or (err == best_err and abs(thr - b0) < abs(best_b - b0)):
-            best_err, best_b = err, thr
-    return best_err, best_b
+    return _best_cut(score[order], target[order], n_right, b0, True)

@@ -551,7 +551,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         # routed exactly as the tree will route them (same kernel arithmetic), so the accept test is exact
         new_dec = K.oblique_side(X, cidx, idx.astype(np.int64), w[idx], float(b))
         new_err = int(np.count_nonzero(new_dec != target))
-        if new_err <= cur_err or self.accept == "always":  # the care points' 0/1 loss (4) does not increase
+        # the care points' 0/1 loss (4) does not increase, or the surrogate's solution is taken as it is
+        if new_err <= cur_err or self.accept == "always":
             return ("oblique", node, w, float(b), seconds)
         if self.accept == "objective" and new_err + np.abs(w).sum() / C <= cur_err + work.l1_norm(node) / C:
             return ("oblique", node, w, float(b), seconds)  # care loss + lambda ||w||_1 does not increase
