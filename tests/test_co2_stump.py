@@ -389,3 +389,44 @@ def test_kernel_exp_on_a_grid_and_at_its_ends():
     tail = np.empty(3)
     _exp_many(np.array([-708.5, -1000.0, -np.inf]), tail)  # below -708: exp(-708) ~ 3e-308, not a subnormal
     assert np.all((tail > 0.0) & (tail < 1e-307))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 60), st.integers(1, 6), st.sampled_from([1, 1000, 2**26 // 61]))
+def test_packed_lane_counts_give_each_leafs_label_counts_exactly(seed, n, k, max_weight):
+    """The kernel counts both leaves' labels in one slot per label (left + 2^26 right, see _PACK); summed over the
+    four lanes and unpacked they must be the exact weighted counts at each point's winning leaf, for weights up to
+    multiplicities whose total nears the 2^26 limit (the slot would mix the two counts if the unpacking were wrong)."""
+    from treeopt.greedy._co2_sgd import _sum_lanes, _winner
+
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = rng.integers(0, k, n).astype(np.uint64)
+    weight = rng.integers(1, max_weight + 1, n).astype(float)
+    loss = rng.exponential(size=(2, k))
+    cntl = np.zeros((4, k))
+    for i in range(n):
+        _winner(z[i], y[i], 1.0, loss, cntl, i % 4, weight[i])
+    cnt = np.empty((2, k))
+    _sum_lanes(cntl, cnt)
+    right = loss[1, y.astype(int)] + z > loss[0, y.astype(int)] - z
+    want = np.zeros((2, k))
+    np.add.at(want, (right.astype(int), y.astype(int)), weight)
+    assert np.array_equal(cnt, want)
+    assert not cntl.any()  # the lanes are left zeroed for the next batch
+
+
+def test_packed_lane_counts_at_the_limit():
+    """All weight at the left leaf, just under 2^26 in total, and then all at the right one: unpacked exactly."""
+    from treeopt.greedy._co2_sgd import MAX_POINTS, _sum_lanes, _winner
+
+    loss = np.array([[0.0, 0.0], [1.0, 1.0]])
+    for z, side in ((-1.0, 0), (1.0, 1)):   # margin -1: the left leaf wins; +1: the right one
+        cntl = np.zeros((4, 2))
+        for lane in range(4):
+            _winner(z, np.uint64(1), 1.0, loss, cntl, lane, float(MAX_POINTS // 4 - 1))
+        cnt = np.empty((2, 2))
+        _sum_lanes(cntl, cnt)
+        want = np.zeros((2, 2))
+        want[side, 1] = MAX_POINTS - 4
+        assert np.array_equal(cnt, want)

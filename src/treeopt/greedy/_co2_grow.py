@@ -499,5 +499,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 3bb9138a5bdf4442
+# numba cache key: greedy/_co2_sgd.py 96a4f8e3514fead7
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa

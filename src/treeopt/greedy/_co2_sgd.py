@@ -203,8 +203,8 @@ def _winner(z, yi, s, loss, cntl, lane, weight):
     a0 = loss[0, yi] - z
     a1 = loss[1, yi] + z
     r = 1.0 if a1 > a0 else 0.0  # a select, no branch (an int here compiles to an unpredictable branch)
-    cntl[lane, 0, yi] += weight * (1.0 - r)
-    cntl[lane, 1, yi] += weight * r
+    # both leaves' counts of the label in one slot, left + _PACK * right: one read-modify-write per point
+    cntl[lane, yi] += weight * (1.0 + (_PACK - 1.0) * r)
     return 1.0 - s - 2.0 * (1.0 - r)
 
 
@@ -215,17 +215,26 @@ def _zero(g):
         g[j] = 0.0
 
 
+# A lane's count slot holds left + _PACK * right for one label (:func:`_winner`). Counts are integers (weights are
+# multiplicities) below 2^26 per node, so every sum stays an integer below 2^53: exact, and the two counts come
+# back exactly by a floor of the slot over _PACK (a power of two) -- the same counts as two separate slots.
+_PACK = 67108864.0  # 2^26
+MAX_POINTS = 1 << 26  # a node of at most this many points (co2_stump_sgd checks)
+
+
 @njit(**_INLINE)
 def _sum_lanes(cntl, cnt):
-    """``cnt[r, c]``: the four lanes' counts added; the lanes are left zeroed for the next batch (one pass over
-    them instead of a separate zeroing pass; the lane tables start zeroed)."""
-    for r in range(2):
-        for c in range(cnt.shape[1]):
-            cnt[r, c] = (cntl[0, r, c] + cntl[1, r, c]) + (cntl[2, r, c] + cntl[3, r, c])
-            cntl[0, r, c] = 0.0
-            cntl[1, r, c] = 0.0
-            cntl[2, r, c] = 0.0
-            cntl[3, r, c] = 0.0
+    """``cnt[r, c]``: the four lanes' packed counts added and unpacked; the lanes are left zeroed for the next
+    batch (one pass over them instead of a separate zeroing pass; the lane tables start zeroed)."""
+    for c in range(cnt.shape[1]):
+        both = (cntl[0, c] + cntl[1, c]) + (cntl[2, c] + cntl[3, c])
+        right = np.floor(both * (1.0 / _PACK))
+        cnt[1, c] = right
+        cnt[0, c] = both - right * _PACK
+        cntl[0, c] = 0.0
+        cntl[1, c] = 0.0
+        cntl[2, c] = 0.0
+        cntl[3, c] = 0.0
 
 
 @njit(**_INLINE)
@@ -413,7 +422,7 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
     onto ``||w~||^2 <= nu`` (eq. (9)) (:func:`_momentum_step`). ``wb``, ``theta``, ``v`` (p + 1) and
     ``vtheta`` (2, k) are updated in place; ``g`` (p + 1), ``prob``, ``loss``, ``cnt`` (2, k) and ``cntl``
-    (4, 2, k) are scratch. With ``cached``, the first batch takes its margins ``zbuf[i]``, ``prob`` and
+    (4, k) (packed, see ``_PACK``) are scratch. With ``cached``, the first batch takes its margins ``zbuf[i]``, ``prob`` and
     ``loss`` from the :func:`_surrogate_pass` just made at the same state. ``X`` may be float32 (the
     products are accumulated in float64). Four points at a time: independent margins and count tables, one
     read-modify-write of ``g`` per four points. Returns the largest ``||w~||^2`` after any projection.
@@ -534,7 +543,9 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     prob = np.empty((2, k))
     loss = np.empty((2, k))
     cnt = np.empty((2, k))
-    cntl = np.zeros((4, 2, k))  # zeroed here, then by _sum_lanes after every use
+    if n >= MAX_POINTS:
+        raise ValueError("co2_stump_sgd: a node of 2^26 points or more overflows the packed label counts")
+    cntl = np.zeros((4, k))  # packed counts (see _PACK), zeroed here, then by _sum_lanes after every use
     zbuf = np.empty(u)
 
     max_norm2 = 0.0
