@@ -15,7 +15,8 @@ New node parameters are kept only when the care points' 0/1 loss does not increa
 error never increases. Only non-empty nodes are visited (internal nodes only when impure). TAO stops when
 the training error falls by less than ``tol`` in an iteration (paper: 0.5%) or after ``max_iter`` (14)
 iterations; dead branches (a child that receives no training points) and pure subtrees are then removed,
-which leaves the training predictions unchanged ("indirect pruning").
+which leaves the training predictions unchanged ("indirect pruning"). The reported tree also has every subtree
+whose leaves all carry one label collapsed into a leaf (``_prune``; no prediction changes).
 """
 
 from __future__ import annotations
