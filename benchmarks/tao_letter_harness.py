@@ -68,6 +68,9 @@ def main():
     ap.add_argument("--out", default="benchmarks/results/tao_letter_harness.csv")
     ap.add_argument("--tag", default="")
     ap.add_argument("--cart", default=None, help="JSON kwargs of a scikit-learn DecisionTreeClassifier used as init")
+    ap.add_argument("--oc1", default=None,
+                    help="JSON kwargs of the OC1TreeClassifier used as init (max_depth defaults to --depth; "
+                         "null grows it fully; random_state defaults to the run's)")
     ap.add_argument("--rescale", choices=["none", "minmax"], default="none",
                     help="minmax: map each feature to [-1, 1] over the training rows (as LIBSVM letter.scale)")
     ap.add_argument("--always-error-stop", action="store_true",
@@ -88,6 +91,10 @@ def main():
     if a.cart:
         from sklearn.tree import DecisionTreeClassifier
         init = DecisionTreeClassifier(**{"random_state": extra.get("random_state", 0), **json.loads(a.cart)})
+    elif a.oc1:
+        from treeopt.greedy import OC1TreeClassifier
+        init = OC1TreeClassifier(**{"max_depth": a.depth, "random_state": extra.get("random_state", 0),
+                                    **json.loads(a.oc1)})
     elif a.init == "random_any":  # the old random tree: splits through random points of the whole training set
         from treeopt.tao.tao import _random_tree
         init = _random_tree(Xt, s.y_train, np.unique(s.y_train).shape[0], node_type="oblique", depth=a.depth,
@@ -110,7 +117,7 @@ def main():
                 va = float(np.mean(orig_pred(np.ascontiguousarray(Xv)) != yv_enc))
                 n_int, nnz = live_stats(work, X)
                 t = self._tally
-                row = {"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or a.init, "C": C, "iteration": state["it"],
+                row = {"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or (a.oc1 and "oc1" + a.oc1) or a.init, "C": C, "iteration": state["it"],
                        "train_error": 100 * tr, "val_error": 100 * va, "live_internal": n_int, "nonzero": nnz,
                        "acc_by_error": t["acc_err"], "acc_by_objective": t["acc_obj"], "rejected": t["rejected"],
                        "reused": t["reused"], "no_care": t["no_care"], "care_loss_change": t["d_care_loss"],
@@ -139,7 +146,7 @@ def main():
         va = 100 * float(np.mean(est.classes_[tree.predict_proba(Xv).argmax(1)] != yv))
         print(f"PATH tag={a.tag} C={p['C']:g} it={p['n_iter']} train={100 * p['train_error']:.2f} val={va:.2f} "
               f"internal={p['n_internal']} nnz={p.get('nonzero_weights')}", flush=True)
-        rows_out.append({"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or a.init, "C": p["C"], "iteration": "final",
+        rows_out.append({"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or (a.oc1 and "oc1" + a.oc1) or a.init, "C": p["C"], "iteration": "final",
                          "train_error": 100 * p["train_error"], "val_error": va, "live_internal": p["n_internal"],
                          "nonzero": p.get("nonzero_weights"), "seconds": time.perf_counter() - t0})
     new = not os.path.exists(a.out)

@@ -142,6 +142,44 @@ def test_pure_subtrees_and_dead_branches_removed():
         assert np.isin(leaf_of, _subtree_leaves(tree, tree.right[node])).any()
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), k=st.integers(3, 5), accept=st.sampled_from(["error", "always"]),
+       init=st.sampled_from(["cart", "random"]))
+def test_subtrees_whose_leaves_share_one_label_are_collapsed(seed, k, accept, init):
+    # a subtree whose leaves all carry one label predicts that label for any input: _finish makes it a leaf
+    # (Letter, README chase: 3-9 such subtrees per tree)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((150, 3)).round(2)
+    y = np.where(rng.random(150) < 0.6, 0, rng.integers(0, k, 150))  # one dominant class: same-label leaves
+    est = TAOTreeClassifier(C=1.0, max_depth=5, init=init, accept=accept, max_iter=2, random_state=seed,
+                            n_jobs=1).fit(X, y)
+    tree = est.tree_
+    label = tree.value.argmax(axis=1)
+    for node in tree.internal:
+        assert np.unique(label[_subtree_leaves(tree, node)]).size > 1, node
+    # _finish re-votes the leaves first, which can only lower the training error
+    assert np.mean(est.predict(X) != y) <= est.history_[-1] + 1e-12
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(2, 4), depth=st.integers(1, 6))
+def test_collapse_same_label_keeps_every_prediction(seed, k, depth):
+    from treeopt.tao._prune import collapse_same_label
+    from treeopt.tao.tao import _random_tree
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((80, 3))
+    tree = _random_tree(X, rng.integers(0, k, 80), k, node_type="oblique", depth=depth, random_state=seed)
+    out = collapse_same_label(tree)
+    Xq = 3 * rng.standard_normal((500, 3))  # anywhere, not only the training points
+    np.testing.assert_array_equal(out.predict_proba(Xq).argmax(axis=1), tree.predict_proba(Xq).argmax(axis=1))
+    label = out.value.argmax(axis=1)
+    for node in out.internal:
+        assert np.unique(label[_subtree_leaves(out, node)]).size > 1
+    same = [i for i in tree.internal if np.unique(tree.value.argmax(axis=1)[_subtree_leaves(tree, i)]).size == 1]
+    assert (out.n_nodes < tree.n_nodes) == bool(same)
+
+
 def _subtree_leaves(tree, node):
     out, stack = [], [node]
     while stack:

@@ -15,7 +15,8 @@ New node parameters are kept only when the care points' 0/1 loss does not increa
 error never increases. Only non-empty nodes are visited (internal nodes only when impure). TAO stops when
 the training error falls by less than ``tol`` in an iteration (paper: 0.5%) or after ``max_iter`` (14)
 iterations; dead branches (a child that receives no training points) and pure subtrees are then removed,
-which leaves the training predictions unchanged ("indirect pruning").
+which leaves the training predictions unchanged ("indirect pruning"). The reported tree also has every subtree
+whose leaves all carry one label collapsed into a leaf (``_prune``; no prediction changes).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..base import TreeClassifierMixin, encode_classes, validate_features, valid
 from ..trees import Tree
 from . import _kernels as K
 from ._liblinear import l1_svm_rows
+from ._prune import collapse_same_label
 from ._schedule import run_bottom_up
 
 NODE_TYPES = ("oblique", "axis")
@@ -291,6 +293,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     tree_ : treeopt.trees.Tree
         The pruned TAO tree; leaves hold the class frequencies of their training points
         (``value_kind="probabilities"``, the majority label nudged up on ties so ``predict`` returns it).
+        Subtrees whose leaves all carry one label are then collapsed into one leaf (``_prune``; no prediction
+        changes); the path's next C starts from the tree before that collapse.
     classes_, n_features_in_
     init_tree_ : treeopt.trees.Tree
         The initial tree as given/built.
@@ -389,17 +393,19 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
             work = _WorkTree(tree, label)
             history, ll_seconds = self._optimise(work, Xr, XL, y_enc, k, C, from_init=step == 0)
             tree, label = self._finish(work, Xr, y_enc, k, x_dtype)
+            # reported: same predictions, fewer nodes; the next C goes on from `tree`, so the path is unchanged
+            shown = collapse_same_label(tree)
             self.liblinear_seconds_ += ll_seconds
-            stats = tree.stats()
+            stats = shown.stats()
             stats.pop("active_leaves", None)
             self.path_.append({"C": C, "train_error": history[-1], "init_train_error": history[0],
                                "n_iter": len(history) - 1, "liblinear_seconds": ll_seconds,
                                "node_solves": self._n_solves, "node_solves_skipped": self._n_reused,
                                "fit_seconds": time.perf_counter() - start, **stats})
-            self.path_trees_.append(tree)
+            self.path_trees_.append(shown)
         self.history_ = history
         self.n_iter_ = len(history) - 1
-        self.tree_ = tree
+        self.tree_ = shown
         self.stage_sizes_ = {"C": [p["C"] for p in self.path_], "n_leaves": [p["n_leaves"] for p in self.path_]}
         self.fit_stats_ = {"liblinear_seconds": self.liblinear_seconds_, "n_iter": self.n_iter_,
                            "node_solves": sum(p["node_solves"] for p in self.path_),
