@@ -88,6 +88,7 @@ def main():
         Xt, Xv = 2 * (Xt - lo) / span - 1, 2 * (Xv - lo) / span - 1
     rows_out = []
     init = a.init
+    init_name = a.cart or (a.oc1 and "oc1" + a.oc1) or a.init  # the runs' "init" column
     if a.cart:
         from sklearn.tree import DecisionTreeClassifier
         init = DecisionTreeClassifier(**{"random_state": extra.get("random_state", 0), **json.loads(a.cart)})
@@ -117,7 +118,7 @@ def main():
                 va = float(np.mean(orig_pred(np.ascontiguousarray(Xv)) != yv_enc))
                 n_int, nnz = live_stats(work, X)
                 t = self._tally
-                row = {"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or (a.oc1 and "oc1" + a.oc1) or a.init, "C": C, "iteration": state["it"],
+                row = {"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": init_name, "C": C, "iteration": state["it"],
                        "train_error": 100 * tr, "val_error": 100 * va, "live_internal": n_int, "nonzero": nnz,
                        "acc_by_error": t["acc_err"], "acc_by_objective": t["acc_obj"], "rejected": t["rejected"],
                        "reused": t["reused"], "no_care": t["no_care"], "care_loss_change": t["d_care_loss"],
@@ -146,7 +147,7 @@ def main():
         va = 100 * float(np.mean(est.classes_[tree.predict_proba(Xv).argmax(1)] != yv))
         print(f"PATH tag={a.tag} C={p['C']:g} it={p['n_iter']} train={100 * p['train_error']:.2f} val={va:.2f} "
               f"internal={p['n_internal']} nnz={p.get('nonzero_weights')}", flush=True)
-        rows_out.append({"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": a.cart or (a.oc1 and "oc1" + a.oc1) or a.init, "C": p["C"], "iteration": "final",
+        rows_out.append({"tag": a.tag, "params": a.params, "rescale": a.rescale, "depth": a.depth, "init": init_name, "C": p["C"], "iteration": "final",
                          "train_error": 100 * p["train_error"], "val_error": va, "live_internal": p["n_internal"],
                          "nonzero": p.get("nonzero_weights"), "seconds": time.perf_counter() - t0})
     new = not os.path.exists(a.out)

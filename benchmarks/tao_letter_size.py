@@ -8,6 +8,9 @@ and "useless" subtrees: replacing the subtree by a majority leaf raises the trai
 (t = 0, 1, 5); for each t the internal nodes inside maximal such subtrees and the validation error of the
 tree with them collapsed (diagnostic only, never used to choose).
 
+The path's trees are ``path_trees_``, which since ea849a2 are reported with same-label subtrees already collapsed
+(``treeopt.tao._prune``), so a re-run counts 0 of them; the committed CSV was made before that change.
+
 Usage: python benchmarks/tao_letter_size.py --init cart --depth 12 --seed 0 --at 1,0.5 [--params JSON]
        [--out benchmarks/results/tao_letter_size.csv]
 """
@@ -35,7 +38,7 @@ def node_counts(tree, X, y, k):
     return counts
 
 
-def analyse(tree, label, X, y, Xv, yv, k):
+def analyse(tree, X, y, Xv, yv, k):
     left, right = tree.left, tree.right
     internal = np.flatnonzero(left >= 0)
     counts = node_counts(tree, X, y, k)
@@ -129,7 +132,7 @@ def main():
         if p["C"] not in at:
             continue
         row = {"tag": a.tag, "init": a.init, "depth": a.depth, "seed": a.seed, "params": json.dumps(params),
-               "C": p["C"], **analyse(tree, None, X, y, Xv, yv, classes.shape[0])}
+               "C": p["C"], **analyse(tree, X, y, Xv, yv, classes.shape[0])}
         print(" ".join(f"{k_}={v:.4g}" if isinstance(v, float) else f"{k_}={v}" for k_, v in row.items()
                        if k_ != "params"), flush=True)
         rows.append(row)
