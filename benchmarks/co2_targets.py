@@ -28,9 +28,20 @@ from treeopt.forest import CO2ForestClassifier
 FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.01, max_features="p^0.5"),
             "satimage": dict(nu=43.0, learning_rate=0.01, max_features="p^0.6"),
             "connect4": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9"),
-            "connect4_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9", standardize="node")}
+            "connect4_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9", standardize="node"),
+            # co2_forest_node's seed-0 choices in the paper-profile run of 2026-11-24 (library f58e1bf)
+            "letter_node": dict(nu=0.3, learning_rate=0.01, max_features="p^0.5", standardize="node"),
+            "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node")}
 ROOT = Path(__file__).resolve().parents[1]
 SELECTION = "results/selection/{dataset}/{method}/{experiment}/n_estimators={n}/seed0.yaml"
+
+
+def has_params(setting):
+    """Whether :func:`chosen_params` knows ``setting`` (a selection file or a fixed fallback)."""
+    dataset = setting.removesuffix("_node")
+    method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
+    co2 = ROOT / SELECTION.format(dataset=dataset, method=method, experiment="co2_forest_size_oblique", n=30)
+    return co2.is_file() or setting in FALLBACK
 
 
 def chosen_params(setting):
@@ -41,6 +52,8 @@ def chosen_params(setting):
     if not co2.is_file():
         return dict(FALLBACK[setting]), "fixed values in benchmarks/co2_targets.py"
     params = {k: v for k, v in read_selection(co2)["chosen"].items() if k != "n_estimators"}
+    if method == "co2_forest_node":  # the method's fixed parameter (treeopt.experiments.methods)
+        params["standardize"] = "node"
     return params, str(co2)
 
 
