@@ -25,27 +25,21 @@ from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import resolve_value
 from treeopt.experiments.selection import read_selection
+from treeopt.experiments.tables import load_runs
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import ROOT  # noqa: E402 (benchmarks/ is on the path when run as a script)
+from co2_targets import ROOT, selection_path  # noqa: E402 (benchmarks/ is on the path when run as a script)
 
-SELECTION = ROOT / "results/selection/{dataset}/{method}/{experiment}/n_estimators={n}/seed{seed}.yaml"
-RUN = ROOT / "results/runs/{dataset}/co2_forest/final-co2_forest_size_oblique-n_estimators=staged{n}/seed{seed}/metrics.json"
+RUN = ROOT / "results/runs/{dataset}/co2_forest/final-co2_forest_size_oblique-n_estimators=staged{n}/seed{seed}"
 SIZES = (10, 30, 100, 300, 1000)
 
 
 def bagged_row(dataset, seed):
     """Test error by forest size of the workflow's bagged Table I runs of this seed (None where missing)."""
-    out = {}
-    for n in (30, 1000):
-        path = Path(str(RUN).format(dataset=dataset, n=n, seed=seed))
-        if not path.is_file():
-            continue
-        metrics = json.loads(path.read_text())
-        for stage in metrics.get("stages", []):
-            out[int(stage["n_estimators"])] = stage["test"]["error"]
-        out[int(metrics["params"]["n_estimators"])] = metrics["test"]["error"]
-    return {n: out.get(n) for n in SIZES}
+    runs = [Path(str(RUN).format(dataset=dataset, n=n, seed=seed)) for n in (30, 1000)]
+    table = load_runs([run for run in runs if (run / "metrics.json").is_file()])
+    errors = {int(p["n_estimators"]): e for p, e in zip(table.get("params", []), table.get("test_error", []))}
+    return {n: errors.get(n) for n in SIZES}
 
 
 def main(dataset, seeds):
@@ -53,8 +47,7 @@ def main(dataset, seeds):
     for seed in seeds:
         split = load_split(prepare_split(dataset, config, seed))
         X, y = split.train_val()
-        co2 = read_selection(Path(str(SELECTION).format(dataset=dataset, method="co2_forest", experiment="co2_forest_size_oblique",
-                                                        n=30, seed=seed)))["chosen"]
+        co2 = read_selection(selection_path(dataset, seed)[1])["chosen"]
         params = {k: v for k, v in co2.items() if k != "n_estimators"}
         params["max_features"] = resolve_value(params["max_features"], X.shape[1])
         t0 = time.process_time()

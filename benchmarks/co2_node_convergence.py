@@ -61,7 +61,8 @@ def main():
                          f"right {go.mean():.2f}")
         rule = optimize_co2_stump(Xn, yl, w, thr * scale, theta, nu=NU, learning_rate=ETA, max_epochs=200,
                                   n_iter_no_change=10, seed=3)
-        print(f"node of {idx.size} points, {k} classes, forest rule stops at epoch {rule.n_epochs}: " + " | ".join(parts))
+        print(f"node of {idx.size} points, {k} classes, forest rule stops at epoch {rule.n_epochs}: "
+              + " | ".join(parts))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 The parameters are the paper profile's own choices when its selections exist (``snakemake ... --config
 profile=paper`` has run the 30-tree validation of co2_forest and the 1000-tree q validation of rf):
 (nu, eta) from ``results/selection/{dataset}/co2_forest/co2_forest_size_oblique/n_estimators=30/seed0.yaml``
-and q from rf's selection, as the paper does. Otherwise the values below: the same seed-0 choices, copied from the last Table I run. The
-forest is refit on train+validation and tested once per seed; RF uses the same q. Needs the mirror
-(``data.mirror`` or ``TREEOPT_DATA_MIRROR``).
+and q from rf's selection, as the paper does. Otherwise the values below: the same seed-0 choices, copied from
+the last Table I run. The forest is refit on train+validation and tested once per seed; RF uses the same q.
+Needs the mirror (``data.mirror`` or ``TREEOPT_DATA_MIRROR``).
 
     python benchmarks/co2_targets.py letter 0,1,2,3,4
     python benchmarks/co2_targets.py connect4_node 0,1     # the per-node standardised variant
@@ -19,7 +19,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import resolve_value
+from treeopt.experiments.methods import get_method, resolve_value
 from treeopt.experiments.selection import read_selection
 from treeopt.forest import CO2ForestClassifier
 
@@ -33,28 +33,29 @@ FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.01, max_features="p^0.5"),
             "letter_node": dict(nu=0.3, learning_rate=0.01, max_features="p^0.5", standardize="node"),
             "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node")}
 ROOT = Path(__file__).resolve().parents[1]
-SELECTION = "results/selection/{dataset}/{method}/{experiment}/n_estimators={n}/seed0.yaml"
+SELECTION = "results/selection/{dataset}/{method}/co2_forest_size_oblique/n_estimators=30/seed{seed}.yaml"
+
+
+def selection_path(setting, seed=0):
+    """``(method, path)``: the workflow's 30-tree (nu, eta) selection file of a setting such as ``letter`` or
+    ``connect4_node`` (method co2_forest_node) for one forest seed; the file may not exist."""
+    dataset = setting.removesuffix("_node")
+    method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
+    return method, ROOT / SELECTION.format(dataset=dataset, method=method, seed=seed)
 
 
 def has_params(setting):
     """Whether :func:`chosen_params` knows ``setting`` (a selection file or a fixed fallback)."""
-    dataset = setting.removesuffix("_node")
-    method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
-    co2 = ROOT / SELECTION.format(dataset=dataset, method=method, experiment="co2_forest_size_oblique", n=30)
-    return co2.is_file() or setting in FALLBACK
+    return selection_path(setting)[1].is_file() or setting in FALLBACK
 
 
 def chosen_params(setting):
     """(params, where they came from) for a setting such as ``letter`` or ``connect4_node``."""
-    dataset = setting.removesuffix("_node")
-    method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
-    co2 = ROOT / SELECTION.format(dataset=dataset, method=method, experiment="co2_forest_size_oblique", n=30)
+    method, co2 = selection_path(setting)
     if not co2.is_file():
         return dict(FALLBACK[setting]), "fixed values in benchmarks/co2_targets.py"
-    params = {k: v for k, v in read_selection(co2)["chosen"].items() if k != "n_estimators"}
-    if method == "co2_forest_node":  # the method's fixed parameter (treeopt.experiments.methods)
-        params["standardize"] = "node"
-    return params, str(co2)
+    chosen = {k: v for k, v in read_selection(co2)["chosen"].items() if k != "n_estimators"}
+    return {**get_method(method).fixed, **chosen}, str(co2)
 
 
 def main(setting, seeds, n_trees=30):

@@ -146,7 +146,8 @@ def test_pure_subtrees_and_dead_branches_removed():
 @given(seed=st.integers(0, 10_000), k=st.integers(3, 5), accept=st.sampled_from(["error", "always"]),
        init=st.sampled_from(["cart", "random"]))
 def test_subtrees_whose_leaves_share_one_label_are_collapsed(seed, k, accept, init):
-    # a subtree whose leaves all carry one label predicts that label for any input: _finish makes it a leaf
+    # a subtree whose leaves all carry one label predicts that label for any input: fit reports it as a leaf
+    # (collapse_same_label)
     # (Letter, README chase: 3-9 such subtrees per tree)
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((150, 3)).round(2)

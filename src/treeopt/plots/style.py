@@ -19,7 +19,8 @@ METHOD_LABELS = {
 }
 _COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": "k", "gbdt_clf": "k",
             "oc1_tree": "C1", "oc1_forest": "C1", "random_oblique_tree": "C4", "co2_tree": "C2",
-            "co2_forest": "C2", "co2_forest_node": "C5", "co2_forest_nobag": "C9", "nongreedy": "C3", "tao": "C3", "rgf": "C3",
+            "co2_forest": "C2", "co2_forest_node": "C5", "co2_forest_nobag": "C9", "nongreedy": "C3", "tao": "C3",
+            "rgf": "C3",
             "seg_rf": "C0", "seg_two_probe": "C1", "seg_co2": "C2"}
 
 # RGF paper methods (Johnson & Zhang): RGF variants, exponential-loss RGF/GBDT, AdaBoost.
