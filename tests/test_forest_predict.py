@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from treeopt.forest._predict import dense_oblique_rows, forest_accumulate_dense
+from treeopt.forest._predict import dense_oblique_rows, dense_oblique_rows_of_trees, forest_accumulate_dense
 from treeopt.forest.co2 import CO2ForestClassifier
+from treeopt.forest.oc1 import OC1ForestClassifier
 from treeopt.trees._kernels import apply_dense, forest_accumulate
 
 
@@ -83,3 +84,32 @@ def test_a_forest_of_sparse_oblique_rows_still_predicts_through_csr():
     before = forest.predict_proba(X)
     forest._packed_forest.dense = None
     assert np.array_equal(forest.predict_proba(X), before)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: CO2ForestClassifier(n_estimators=4, max_epochs=5, random_state=1),
+    lambda: OC1ForestClassifier(n_estimators=4, random_state=1),
+], ids=["co2_dense", "oc1_sparse"])
+def test_dense_rows_built_tree_by_tree_equal_those_of_the_concatenated_csr(make):
+    """The packed forest builds its dense rows tree by tree (no forest-wide CSR copy); same rows, same refusal."""
+    X, y = _data(200, 5)
+    forest = make().fit(X, y)
+    trees = [est.tree_ for est in forest.estimators_]
+    pk = forest._packed()
+    reference = dense_oblique_rows(pk.left, pk.feature, *pk.csr(), X.shape[1])
+    got = dense_oblique_rows_of_trees(trees, X.shape[1])
+    assert (got is None) == (reference is None)
+    if got is not None:
+        assert np.array_equal(got[0], reference[0]) and np.array_equal(got[1], reference[1])
+
+
+def test_a_dense_packed_forest_keeps_no_csr_copy_until_asked():
+    X, y = _data(200, 6)
+    forest = CO2ForestClassifier(n_estimators=3, max_epochs=5, random_state=0).fit(X, y)
+    pk = forest._packed()
+    assert pk.dense is not None and pk._csr is None
+    before = forest.predict_proba(X)
+    assert pk._csr is None  # predicting takes the dense path
+    pk.dense = None
+    assert np.array_equal(forest.predict_proba(X), before)  # the CSR rows, built on demand, route the same
+    assert pk._csr is not None

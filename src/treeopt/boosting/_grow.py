@@ -21,6 +21,8 @@ weight correction and kept between corrections, so cached gains stay comparable.
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +30,8 @@ import numpy as np
 from . import _kernels as K
 from ._reg_kernels import MIN_PENALTY, MIN_PENALTY_SIB, split_terms_all
 from ._regularizers import penalty_matrix, split_terms
+
+log = logging.getLogger("treeopt.boosting")
 
 LOSS_CODES = {"squared": K.SQUARE, "exponential": K.EXPONENTIAL, "logistic": K.LOGISTIC}
 REG_CODES = {"min_penalty": MIN_PENALTY, "min_penalty_sib": MIN_PENALTY_SIB}
@@ -322,6 +326,17 @@ class ForestGrower:
     def _snapshot(self, budget):
         self.stages.append((len(self.trees), [len(t.left) for t in self.trees],
                             [np.asarray(t.alpha, dtype=np.float64) for t in self.trees], budget, self.n_leaves))
+        if self.n_leaves >= self._next_log:
+            self._log_progress()
+            self._next_log = (self.n_leaves // self._log_every + 1) * self._log_every
+
+    def _log_progress(self):
+        """One line at every tenth of the leaf budget and at the end (INFO: a run folder's log.txt records it)."""
+        if self._logged_leaves == self.n_leaves:
+            return
+        self._logged_leaves = self.n_leaves
+        log.info("RGF: %d/%d leaves, %d trees, objective Q %.6g (eq. (5)), %.1f s", self.n_leaves, self.max_leaf,
+                 len(self.trees), self.objective(), time.perf_counter() - self._start)
 
     # ------------------------------------------------------------------ main loop
     def fit(self, Xb, n_bins, bin_off, thresholds, y):
@@ -338,6 +353,10 @@ class ForestGrower:
         self.leaf_of = np.zeros((8, self.n), dtype=np.int64)
         self.n_leaves = 0
         stump = self._stump_terms()
+        self._start = time.perf_counter()
+        self._log_every = max(self.interval, self.max_leaf // 10)
+        self._next_log = self._log_every
+        self._logged_leaves = -1
         next_check = self.interval
         since = 0
         self._refresh()
@@ -375,6 +394,7 @@ class ForestGrower:
         else:  # stopped right after a checkpoint: that model is the final one, for any larger budget
             n_trees, sizes, values, _, leaves = self.stages[-1]
             self.stages[-1] = (n_trees, sizes, values, self.max_leaf, leaves)
+        self._log_progress()
         return self._export()
 
     def _export(self):

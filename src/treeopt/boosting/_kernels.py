@@ -277,8 +277,16 @@ def predict_staged(X, roots, feature, threshold, left, right, parent, stage_tree
 def warm_up():
     """Call every kernel once on tiny inputs, so numba loads (or compiles) them now rather than inside the
     first ``fit`` (whose ``fit_seconds`` the RGF paper's Fig. 15 compares)."""
-    from ._grow import ForestGrower, make_bins
+    from ._grow import ForestGrower, log, make_bins
 
+    quiet, log.disabled = log.disabled, True  # no progress lines from these tiny fits
+    try:
+        _warm_up(ForestGrower, make_bins)
+    finally:
+        log.disabled = quiet
+
+
+def _warm_up(ForestGrower, make_bins):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)

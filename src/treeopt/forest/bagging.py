@@ -21,7 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from ..trees._kernels import forest_accumulate
-from ._predict import dense_oblique_rows, forest_accumulate_dense
+from ._predict import dense_oblique_rows_of_trees, forest_accumulate_dense
+from ._progress import TreeProgress
 
 
 def tree_seeds(random_state, n_trees):
@@ -48,17 +49,39 @@ class PackedForest:
         self.right = np.concatenate([shift(t.right, o) for t, o in zip(trees, offsets)]).astype(np.int64)
         self.feature = np.concatenate([t.feature for t in trees]).astype(np.int64)
         self.bias = np.concatenate([t.bias for t in trees]).astype(np.float64)
-        nnz = np.concatenate([[0]] + [np.diff(t.W.indptr) for t in trees])
-        self.indptr = np.cumsum(nnz).astype(np.int64)
-        self.indices = np.concatenate([t.W.indices for t in trees]).astype(np.int64)
-        self.data = np.concatenate([t.W.data for t in trees]).astype(np.float64)
         self.values = np.zeros((total, n_classes))
         for t, o, cls in zip(trees, offsets, tree_classes):
             self.values[o:o + t.n_nodes][:, cls] = t.leaf_probabilities()
         self.x_float32 = [t.x_dtype == "float32" for t in trees]
         self.n_features = n_features
-        # dense oblique rows when they route exactly as the CSR ones and fit in twice their memory (CO2)
-        self.dense = dense_oblique_rows(self.left, self.feature, self.indptr, self.indices, self.data, n_features)
+        self._trees = list(trees)  # references, for the CSR rows if they are ever needed
+        # dense oblique rows when they route exactly as the CSR ones and fit in twice their memory (CO2);
+        # the concatenated CSR rows are then not kept (they would be the largest part of the copy)
+        self.dense = dense_oblique_rows_of_trees(self._trees, n_features)
+        self._csr = None if self.dense is not None else self._concatenated_csr()
+
+    def _concatenated_csr(self):
+        nnz = np.concatenate([[0]] + [np.diff(t.W.indptr) for t in self._trees])
+        return (np.cumsum(nnz).astype(np.int64), np.concatenate([t.W.indices for t in self._trees]).astype(np.int64),
+                np.concatenate([t.W.data for t in self._trees]).astype(np.float64))
+
+    @property
+    def indptr(self):
+        return self.csr()[0]
+
+    @property
+    def indices(self):
+        return self.csr()[1]
+
+    @property
+    def data(self):
+        return self.csr()[2]
+
+    def csr(self):
+        """``(indptr, indices, data)`` of every node's weight row, concatenated over the trees (built on demand)."""
+        if self._csr is None:
+            self._csr = self._concatenated_csr()
+        return self._csr
 
     def accumulate(self, X, first, last, out):
         """``out += sum of the probability rows of trees first..last-1``."""
@@ -67,8 +90,9 @@ class PackedForest:
             forest_accumulate_dense(X, self.roots, self.left, self.right, self.feature, self.bias, orow, W,
                                     self.values, first, last, out)
             return
-        forest_accumulate(X, self.roots, self.left, self.right, self.feature, self.bias, self.indptr,
-                          self.indices, self.data, self.values, first, last, out)
+        indptr, indices, data = self.csr()
+        forest_accumulate(X, self.roots, self.left, self.right, self.feature, self.bias, indptr, indices, data,
+                          self.values, first, last, out)
 
 
 def _single_leaf(estimator, n_features, label, n_samples):
@@ -85,15 +109,19 @@ def bootstrap_indices(seed, n):
     return np.random.default_rng([seed, 1]).integers(0, n, n)
 
 
-def _fit_one(estimator, X, y, seed, bootstrap):
+def _fit_one(estimator, X, y, seed, bootstrap, progress=None):
     n = X.shape[0]
     if bootstrap:
         idx = bootstrap_indices(seed, n)
         X, y = X[idx], y[idx]
     estimator.set_params(random_state=seed)
     if np.all(y == y[0]):
-        return _single_leaf(estimator, X.shape[1], y[0], n)
-    return estimator.fit(X, y)
+        estimator = _single_leaf(estimator, X.shape[1], y[0], n)
+    else:
+        estimator = estimator.fit(X, y)
+    if progress is not None:
+        progress.tree_done()
+    return estimator
 
 
 class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
@@ -172,10 +200,12 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         seeds = tree_seeds(self.random_state, self.n_estimators)
         self._check_base(self._make_estimator())
         # the first tree alone, so that an unusable base learner fails now and fast, not at predict
-        first = _fit_one(self._make_estimator(), X, y_enc, seeds[0], self.bootstrap)
+        progress = TreeProgress(type(self).__name__, len(seeds))
+        first = _fit_one(self._make_estimator(), X, y_enc, seeds[0], self.bootstrap, progress)
         self._check_fitted_base(first, X.shape[1])
         rest = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap) for seed in seeds[1:])
+            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap, progress)
+            for seed in seeds[1:])
         for estimator in rest:
             self._check_fitted_base(estimator, X.shape[1])
         self.estimators_ = [first, *rest]

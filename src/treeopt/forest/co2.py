@@ -11,6 +11,7 @@ from sklearn.base import _fit_context
 from ..base import encode_classes, validate_training_data
 from ..greedy._co2_grow import feature_order_rows
 from ..greedy.co2 import CO2TreeClassifier
+from ._progress import TreeProgress
 from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
 
 _TREE_PARAMS = ("nu", "learning_rate", "max_features", "max_depth", "min_samples_split", "min_samples_leaf",
@@ -95,6 +96,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         n, p = X.shape
         seeds = tree_seeds(self.random_state, self.n_estimators)
         order = np.empty((p, n), dtype=np.uint32)  # every feature's sorted rows, shared by the trees' axis searches
+        progress = TreeProgress(type(self).__name__, len(seeds))
 
         def fit_tree(seed):
             est = self._make_estimator().set_params(random_state=seed)
@@ -102,6 +104,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
             est._fit_encoded(X, y_enc, k, idx, seed, order)
             est.classes_ = np.arange(k)
             est.n_features_in_ = X.shape[1]
+            progress.tree_done()
             return est
 
         n_workers = max(1, min(effective_n_jobs(self.n_jobs), len(seeds)))

@@ -21,6 +21,7 @@ whose leaves all carry one label collapsed into a leaf (``_prune``; no predictio
 
 from __future__ import annotations
 
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
@@ -38,6 +39,8 @@ from . import _kernels as K
 from ._liblinear import l1_svm_rows
 from ._prune import collapse_same_label
 from ._schedule import run_bottom_up
+
+log = logging.getLogger("treeopt.tao")
 
 NODE_TYPES = ("oblique", "axis")
 INIT_NAMES = ("cart", "oc1", "co2", "random")
@@ -403,6 +406,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                                "node_solves": self._n_solves, "node_solves_skipped": self._n_reused,
                                "fit_seconds": time.perf_counter() - start, **stats})
             self.path_trees_.append(shown)
+            log.info("TAO C=%g done: %d iterations, training error %.4f%%, %d internal nodes, %d non-zero weights, "
+                     "%.2f s", C, len(history) - 1, 100 * history[-1], stats["n_internal"], stats["nonzero_weights"],
+                     self.path_[-1]["fit_seconds"])
         self.history_ = history
         self.n_iter_ = len(history) - 1
         self.tree_ = shown
@@ -507,6 +513,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                 ll_seconds += stats["liblinear_seconds"]
                 new_err = float(np.mean(work.predict_labels(X) != y))
                 history.append(new_err)
+                log.info("TAO C=%g iteration %d: training error %.4f%% (before %.4f%%), %d node problems, %.2f s", C,
+                         len(history) - 1, 100 * new_err, 100 * history[-2], len(tasks),
+                         time.perf_counter() - iter_start)
                 self.pass_stats_.append({"C": C, "iteration": len(history) - 1, "n_tasks": len(tasks), **stats,
                                          "pass_seconds": time.perf_counter() - pass_start,
                                          "iteration_seconds": time.perf_counter() - iter_start})
