@@ -84,3 +84,15 @@ def test_one_output_layout_for_every_profile():
         assert plan.table_path("co2_table2_jaccard") == f"{tables}co2_table2_jaccard.csv"
     assert set(TABLES) >= {"co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"}
     assert {"co2_fig4_jaccard", "co2_fig3_segmentation"} <= set(FIGURES)
+
+
+def test_oblique_forest_runs_ask_for_memory_by_their_number_of_trees():
+    """1000 Connect-4 CO2 trees peaked at 15.9 GB: the flat 8 GB of an ordinary paper run is not enough."""
+    from treeopt.experiments.resources import run_mem_mb
+
+    plan = build_plan(load_config(REPO / "config.yaml", overrides={"profile": "paper"}))
+    asked = {}
+    for spec in plan.finals.values():
+        asked.setdefault(spec.method, set()).add(run_mem_mb("paper", spec))
+    assert 24000 in asked["co2_forest"] and 8480 in asked["co2_forest"]  # staged 1000 trees; 30 trees
+    assert asked["rf"] == {8000} and asked["co2_tree"] == {8000}  # axis forests and single trees keep 8 GB
