@@ -52,7 +52,7 @@ def _n_trees(spec):
     """The most trees a run fits: its ``n_estimators``, or the largest stage of a staged sweep."""
     sizes = [v for name, values in (getattr(spec, "stages", None) or ()) if name == "n_estimators" for v in values]
     sizes.append(_params(spec).get("n_estimators", 0))
-    return max(int(s) for s in sizes if isinstance(s, (int, float)) or str(s).isdigit())
+    return max((int(s) for s in sizes if isinstance(s, (int, float)) or str(s).isdigit()), default=0)
 
 
 def run_runtime(profile, spec):
