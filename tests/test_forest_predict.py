@@ -19,7 +19,7 @@ def _data(n, seed, p=5, k=3):
 
 def _csr_sum(pk, X, first, last):
     out = np.zeros((X.shape[0], pk.values.shape[1]))
-    forest_accumulate(X, pk.roots, pk.left, pk.right, pk.feature, pk.bias, pk.indptr, pk.indices, pk.data,
+    forest_accumulate(X, pk.roots, pk.left, pk.right, pk.feature, pk.bias, *pk.csr(),
                       pk.values, first, last, out)
     return out
 
@@ -53,10 +53,11 @@ def test_dense_rows_hold_the_csr_weights_and_only_oblique_nodes_get_one():
     oblique = (pk.left >= 0) & (pk.feature < 0)
     assert oblique.any() and np.all(orow[~oblique] == -1)
     assert sorted(orow[oblique]) == list(range(W.shape[0]))
+    indptr, indices, data = pk.csr()
     for node in np.flatnonzero(oblique):
-        lo, hi = pk.indptr[node], pk.indptr[node + 1]
+        lo, hi = indptr[node], indptr[node + 1]
         expect = np.zeros(X.shape[1])
-        expect[pk.indices[lo:hi]] = pk.data[lo:hi]
+        expect[indices[lo:hi]] = data[lo:hi]
         assert np.array_equal(W[orow[node]], expect)
 
 

@@ -65,18 +65,6 @@ class PackedForest:
         return (np.cumsum(nnz).astype(np.int64), np.concatenate([t.W.indices for t in self._trees]).astype(np.int64),
                 np.concatenate([t.W.data for t in self._trees]).astype(np.float64))
 
-    @property
-    def indptr(self):
-        return self.csr()[0]
-
-    @property
-    def indices(self):
-        return self.csr()[1]
-
-    @property
-    def data(self):
-        return self.csr()[2]
-
     def csr(self):
         """``(indptr, indices, data)`` of every node's weight row, concatenated over the trees (built on demand)."""
         if self._csr is None:
