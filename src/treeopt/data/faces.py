@@ -40,7 +40,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .readers import PART_CODES, Table
+from .table import PART_CODES, Table
 
 PART_NAMES = ("background", "lower_face", "nose", "mouth", "left_eye", "right_eye", "left_eyebrow",
               "right_eyebrow")

@@ -18,26 +18,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .streams import open_stream, read_bytes
+from .table import PART_CODES, Table
 
-PART_CODES = {"data": -1, "train": 0, "val": 1, "test": 2}
 PLAIN_ROLES = tuple(PART_CODES)
 IDX_ROLES = tuple(f"{p}_{kind}" for p in PLAIN_ROLES for kind in ("images", "labels"))
-
-
-@dataclass
-class Table:
-    """A parsed dataset before splitting.
-
-    ``y`` holds raw labels (strings or numbers); ``part`` is -1 (unassigned), 0 (train),
-    1 (validation) or 2 (test) per row; ``group`` an optional integer id per row (e.g. the
-    CT-slices patient).
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    part: np.ndarray
-    group: np.ndarray | None = None
-    feature_names: list[str] | None = None
 
 
 @dataclass(frozen=True)

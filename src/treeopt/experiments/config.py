@@ -13,14 +13,12 @@ from pathlib import Path
 
 import yaml
 
+from .errors import ConfigError, name_error
 from .params import split_dotted
+from .plan import active_profile  # noqa: F401 (part of this module's interface)
 
 SCHEMA_RELPATH = Path("workflow") / "schemas" / "config.schema.yaml"
 _REPO_ROOT = Path(__file__).resolve().parents[3]
-
-
-class ConfigError(ValueError):
-    """config.yaml is invalid; the message says where and why."""
 
 
 def find_schema(config_path=None):
@@ -84,12 +82,6 @@ def validate_schema(config, schema_path=None):
     return config
 
 
-def _name_error(kind, name, known, where):
-    hint = difflib.get_close_matches(name, known, n=1)
-    return (f"{where}: unknown {kind} {name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-            + f"; known: {', '.join(sorted(known)) or 'none'}")
-
-
 def _data_problems(config):
     """The data layer's own checks of every data set entry (nested split/options/files keys)."""
     try:
@@ -114,16 +106,16 @@ def check_semantics(config):
     problems.extend(_data_problems(config))
     profiles = config["profiles"]
     if config["profile"] not in profiles:
-        problems.append(_name_error("profile", config["profile"], list(profiles), "profile"))
+        problems.append(name_error("profile", config["profile"], list(profiles), "profile"))
     for pname, profile in profiles.items():
         for ename, exp in profile["experiments"].items():
             where = f"profiles.{pname}.experiments.{ename}"
             for report in exp["reports"]:
                 if report not in REPORTS:
-                    problems.append(_name_error("report", report, list(REPORTS), f"{where}.reports"))
+                    problems.append(name_error("report", report, list(REPORTS), f"{where}.reports"))
             for ds in exp["datasets"]:
                 if ds not in datasets:
-                    problems.append(_name_error("data set", ds, list(datasets), f"{where}.datasets"))
+                    problems.append(name_error("data set", ds, list(datasets), f"{where}.datasets"))
             sweep = exp.get("sweep") or {}
             for key, value in (exp.get("select_at") or {}).items():
                 if key not in sweep:
@@ -140,7 +132,7 @@ def check_semantics(config):
             for mname, entry in exp["methods"].items():
                 mwhere = f"{where}.methods.{mname}"
                 if mname not in METHODS:
-                    problems.append(_name_error("method", mname, list(METHODS), mwhere))
+                    problems.append(name_error("method", mname, list(METHODS), mwhere))
                     continue
                 entry = entry or {}
                 groups = {"params": entry.get("params") or {}, "grid": entry.get("grid") or {},
@@ -157,7 +149,7 @@ def check_semantics(config):
                 for group, values in {**groups, "inherit": entry.get("inherit") or {}}.items():
                     for key in values:  # "init_params.nu": a key inside the dict parameter init_params
                         if split_dotted(key)[0] not in valid:
-                            problems.append(_name_error(f"{group} parameter", key, sorted(valid), mwhere))
+                            problems.append(name_error(f"{group} parameter", key, sorted(valid), mwhere))
                 for ds in entry.get("datasets") or []:
                     if ds not in exp["datasets"]:
                         problems.append(f"{mwhere}.datasets: {ds!r} is not one of the experiment's data sets")
@@ -217,12 +209,3 @@ def load_config(path, overrides=None, *, schema=None):
         raise ConfigError(f"{path}: the top level must be a mapping")
     apply_overrides(config, overrides)
     return validate_config(config, schema or find_schema(path))
-
-
-def active_profile(config):
-    """The profile selected by ``config["profile"]``."""
-    try:
-        return config["profiles"][config["profile"]]
-    except KeyError:
-        raise ConfigError(_name_error("profile", config.get("profile"), list(config.get("profiles", {})),
-                                      "profile")) from None

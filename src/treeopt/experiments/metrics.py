@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..trees import Tree
+from ..trees import fitted_trees  # noqa: F401 (the runner and the staged scores take it from here)
 
 
 def task_metrics(task, y_true, y_pred):
@@ -23,19 +23,6 @@ def task_metrics(task, y_true, y_pred):
     if task == "regression":
         return {"rmse": float(np.sqrt(np.mean((y_true.astype(float) - y_pred.astype(float)) ** 2)))}
     raise ValueError(f"unknown task {task!r}")
-
-
-def fitted_trees(estimator):
-    """The fitted trees of an estimator as treeopt ``Tree`` objects (one for a tree, all for an ensemble)."""
-    tree = getattr(estimator, "tree_", None)
-    if isinstance(tree, Tree):
-        return [tree]
-    if tree is not None and hasattr(tree, "children_left"):
-        return [Tree.from_sklearn(estimator)]
-    members = getattr(estimator, "estimators_", None)
-    if members is None:
-        return []
-    return [t for member in np.ravel(np.asarray(members, dtype=object)) for t in fitted_trees(member)]
 
 
 def tree_stats(trees, X):

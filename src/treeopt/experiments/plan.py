@@ -38,7 +38,7 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .config import ConfigError, active_profile
+from .errors import ConfigError, name_error
 from .methods import get_method
 from .params import Inherited, params_slug, split_dotted
 from .reports import FIGURES, TABLES, table_of
@@ -227,6 +227,15 @@ class Plan:
         if key not in table:
             raise KeyError(f"{path} is not planned by profile {self.profile!r} (is the config changed?)")
         return table[key]
+
+
+def active_profile(config):
+    """The profile selected by ``config["profile"]``."""
+    try:
+        return config["profiles"][config["profile"]]
+    except KeyError:
+        raise ConfigError(name_error("profile", config.get("profile"), list(config.get("profiles", {})),
+                                     "profile")) from None
 
 
 def _dataset_task(config, dataset):

@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
-from ..trees import Tree
+from ..trees import Tree, fitted_trees
 from . import _kernels as K
 from ._liblinear import l1_svm_rows
 from ._prune import collapse_same_label
@@ -161,8 +161,6 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
         est = init
         if not hasattr(est, "tree_"):
             est = clone(init).fit(X, y)
-        from ..experiments.metrics import fitted_trees
-
         trees = fitted_trees(est)
         if len(trees) != 1:
             raise ValueError(f"init must hold exactly one tree, {type(init).__name__} holds {len(trees)}")

@@ -1,0 +1,95 @@
+"""The package's import graph (read from the source with ast, imports inside functions included): no module
+imports itself through others, and the learners and the data layer never import the experiment layer."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "treeopt"
+# Layers below the experiment layer: the learners, the tree store and the data layer.
+LOWER = ("treeopt.base", "treeopt.trees", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
+         "treeopt.forest", "treeopt.segmentation", "treeopt.data")
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root=PACKAGE):
+    """{module: set of treeopt modules it imports}, from every ``import`` / ``from ... import`` in the file."""
+    paths = {_module_name(p): p for p in root.rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[:len(package.split(".")) - (node.level - 1)] if node.level else []
+                prefix = ".".join([*base, *([node.module] if node.module else [])])
+                # ``from P import x``: the module P.x when there is one, else the name x of module P
+                candidates = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in paths else prefix
+                              for alias in node.names]
+            else:
+                continue
+            for candidate in candidates:
+                while candidate and candidate not in paths and "." in candidate:
+                    candidate = candidate.rpartition(".")[0]
+                if candidate in paths and candidate != name:
+                    targets.add(candidate)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle_through_three_modules():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_relative_and_function_level_imports():
+    graph = import_graph()
+    assert "treeopt.trees._tree" in graph["treeopt.trees"]  # from ._tree import ...
+    assert "treeopt.data.faces" in graph["treeopt.data.readers"]  # imported inside a function
+
+
+def test_no_import_circles():
+    assert cycles(import_graph()) == []
+
+
+def test_no_learner_or_data_module_imports_the_experiment_layer():
+    offenders = [(name, target) for name, targets in import_graph().items() if name.startswith(LOWER)
+                 for target in targets if target.startswith("treeopt.experiments")]
+    assert offenders == []
