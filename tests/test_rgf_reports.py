@@ -49,6 +49,18 @@ def test_fig15_time_table():
     assert row["paper_value"] == pytest.approx(2.9)         # Fig. 15, 16-leaf (R)
 
 
+def test_fig15_time_of_staged_runs_is_the_fitted_size():
+    """A staged RGF run gives one row per leaf budget; only the fitted size keeps the fit's timing, and the smaller
+    stages carry the whole fit's tree counts: the largest model is found by the stage's own total leaves."""
+    runs = fake_runs()
+    rgf = runs["method"] == "rgf_l2"
+    runs.loc[rgf, "tree_n_leaves_total"] = [s["max_leaf_nodes"] for s in runs.loc[rgf, "sweep"]]
+    runs.loc[rgf, "tree_n_leaves"] = 20.0  # the whole fit's mean leaves per tree on every stage row
+    runs.loc[rgf & runs["sweep"].map(lambda s: s["max_leaf_nodes"] == 100), "fit_seconds"] = np.nan
+    row = tables.rgf_fig15_time(runs, n_best=2).iloc[0]
+    assert row["rgf_seconds"] == pytest.approx(4.0) and row["rgf_leaves"] == pytest.approx(200)
+
+
 def test_fig16_time_table():
     table = tables.rgf_fig16_time(fake_runs())
     assert set(table["variant"]) == {"l2=1", "l2=0.1", "l2=0.01"}

@@ -186,14 +186,20 @@ def variant_column(runs):
                      dtype=object)
 
 
+def total_leaves(runs):
+    """Leaves summed over a model's trees: ``tree_n_leaves_total`` where recorded (exact, and the stage's own for
+    a staged run's smaller sizes), else the mean leaves per tree x the number of trees (older runs)."""
+    total = runs["tree_n_leaves"] * runs["tree_n_trees"]
+    if "tree_n_leaves_total" in runs:
+        total = runs["tree_n_leaves_total"].fillna(total)
+    return total.round().astype(int)
+
+
 def size_curve(runs):
     """RGF paper Figs. 7-10: test RMSE (regression) or test error % (classification) against the model
     size, the total number of leaves over all trees; one curve per configuration (``variant``, e.g.
     ``learning_rate=0.1,max_leaf_nodes=8`` for the paper's 'gb8:s=0.1')."""
-    total = runs["tree_n_leaves"] * runs["tree_n_trees"]
-    if "tree_n_leaves_total" in runs:  # exact where recorded (runs made before it have the mean x count)
-        total = runs["tree_n_leaves_total"].fillna(total)
-    runs = runs.assign(n_leaves=total.round().astype(int), variant=variant_column(runs))
+    runs = runs.assign(n_leaves=total_leaves(runs), variant=variant_column(runs))
     keys = [*KEYS, "variant"]
     parts = [aggregate(runs[runs[value].notna()], "n_leaves", [value], keys=keys)
              for value in ("test_rmse", "test_error") if value in runs]
@@ -203,8 +209,7 @@ def size_curve(runs):
 
 def _largest_runs(runs):
     """Per (dataset, method, variant, seed) the run with the most leaves (the end of a size curve)."""
-    runs = runs.assign(n_leaves=(runs["tree_n_leaves"] * runs["tree_n_trees"]).round().astype(int),
-                       variant=variant_column(runs))
+    runs = runs.assign(n_leaves=total_leaves(runs), variant=variant_column(runs))
     idx = runs.groupby(["dataset", "method", "variant", "seed"])["n_leaves"].idxmax()
     return runs.loc[idx.values]
 
@@ -230,7 +235,7 @@ def rgf_fig15_time(runs, n_best=9):
         # GBDT at the same number of leaves as RGF's largest models (the paper's l): per configuration and seed
         # the run whose leaf count is closest to it
         target = rgf_end["n_leaves"].mean()
-        gb = gb.assign(n_leaves=(gb["tree_n_leaves"] * gb["tree_n_trees"]).round().astype(int))
+        gb = gb.assign(n_leaves=total_leaves(gb))
         gb = gb[[(m, v) in set(best) for m, v in zip(gb["method"], gb["variant"])]]
         closest = (gb["n_leaves"] - target).abs().groupby([gb["method"], gb["variant"], gb["seed"]]).idxmin()
         gb_end = gb.loc[closest.values]
