@@ -1,6 +1,6 @@
 """Copy a Snakemake report and append a script that clicks through its menu, for headless screenshots.
 
-    python workflow/report/screenshot_steps.py report.html /tmp/shot.html "CO2 Forest" "Figures" "eye:co2_fig4_jaccard"
+    python workflow/report/screenshot_steps.py report.html /tmp/shot.html "3. CO2 Forest" "Figures" "eye:co2_fig4_jaccard"
     chromium --headless --no-sandbox --virtual-time-budget=25000 --window-size=1400,900 \
         --screenshot=/tmp/shot.png file:///tmp/shot.html
 

@@ -1,7 +1,7 @@
 # Tables aggregate final runs; figures are drawn from tables. Every table and figure is a report() output
 # whose caption names the paper item it reproduces (snakemake --report report.html). The default profile
 # writes results/tables/ and figures/; any other profile results/{profile}/ and results/{profile}/figures/.
-from treeopt.experiments.captions import caption, category
+from treeopt.experiments.captions import SCORECARD_CATEGORY, caption, category
 
 _PER_DATASET = [f for f in PLAN.figure_datasets if FIGURES[f].per_dataset]
 _WHOLE = [f for f in PLAN.figure_datasets if not FIGURES[f].per_dataset]
@@ -89,3 +89,37 @@ rule figure_whole:
         caption=lambda wc: caption(wc.figure, profile=PLAN.profile),
     script:
         "../scripts/figure.py"
+
+
+rule scorecard:
+    input:
+        tables=[PLAN.table_path(t) for t in sorted(PLAN.table_runs)],
+    output:
+        csv=report(
+            PLAN.scorecard_paths()[0],
+            caption=_REPORT_CAPTION,
+            category=SCORECARD_CATEGORY,
+            subcategory="Table",
+            labels={"name": "scorecard", "kind": "table"},
+        ),
+        md=PLAN.scorecard_paths()[1],
+        png=report(
+            PLAN.scorecard_paths()[2],
+            caption=_REPORT_CAPTION,
+            category=SCORECARD_CATEGORY,
+            subcategory="Figure",
+            labels={"name": "scorecard", "kind": "figure"},
+        ),
+        pdf=PLAN.scorecard_paths()[3],
+    log:
+        f"{LOGS}/scorecard.log",
+    conda:
+        "../../environment.yml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        profile=PLAN.profile,
+        caption=caption("scorecard", profile=PLAN.profile),
+    script:
+        "../scripts/scorecard.py"

@@ -4,12 +4,17 @@
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER [--force]
     python -m treeopt.experiments report co2_table1 --set profile=paper [--out results/paper]
+    python -m treeopt.experiments scorecard [--set profile=paper] [--out DIR]
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
 exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
 some targets were asked of Snakemake. The workflow's own tables always need every final run. Without
 ``--out`` the files go where the workflow puts the profile's tables and figures (``results/tables/`` and
 ``figures/`` for the default profile, ``results/{profile}/`` and ``results/{profile}/figures/`` otherwise).
+
+``scorecard`` sets every paper number the profile reproduces beside ours, from the profile's tables that exist
+(:mod:`treeopt.experiments.scorecard`): ``scorecard.csv`` and ``scorecard.md`` beside the tables,
+``figures/scorecard.png|pdf``; with ``--out DIR`` the tables are read from and written to ``DIR``.
 
 ``rerun`` writes into a new (absent or empty) folder. ``--force`` replaces an earlier run folder (one that holds
 only a run's files); any other non-empty folder is refused, with or without ``--force``.
@@ -60,6 +65,23 @@ def _report(args):
     return 0
 
 
+def _scorecard(args):
+    from pathlib import Path
+
+    from .scorecard import STATUSES, scorecard_for
+
+    config = _config(args)
+    command = "python -m treeopt.experiments scorecard" + "".join(f" --set {kv}" for kv in args.set)
+    figures = Path(args.out) / "figures" if args.out else None
+    card, paths = scorecard_for(config, args.out, figures, command=command)
+    counts = card["status"].value_counts()
+    print(f"scorecard of profile {config['profile']!r}: {len(card)} paper numbers ("
+          + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + ")")
+    for path in paths:
+        print(f"  -> {path}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m treeopt.experiments", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +97,11 @@ def main(argv=None):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--out", default=None, help="folder for {table}.csv; figures go to OUT/figures (default: the "
                    "profile's own folders, as the workflow writes them)")
+    p = sub.add_parser("scorecard", help="every paper number the profile reproduces beside ours (from its tables)")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--out", default=None, help="folder holding the tables; the scorecard goes there, the figure to "
+                   "OUT/figures (default: the profile's own folders)")
     p = sub.add_parser("rerun", help="repeat a run from its params.yaml into a new folder")
     p.add_argument("params_yaml")
     p.add_argument("--out", required=True, help="a new or empty folder for the run")
@@ -96,6 +123,8 @@ def main(argv=None):
                 print(f"  -> {path}")
         elif args.command == "report":
             return _report(args)
+        elif args.command == "scorecard":
+            return _scorecard(args)
         else:
             result = rerun(args.params_yaml, args.out, force=args.force)
             print(f"{args.out}: test {result['test']}")

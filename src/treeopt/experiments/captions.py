@@ -65,6 +65,13 @@ CAPTIONS.update({
                 "refined tree).",
 })
 
+CAPTIONS["scorecard"] = (
+    "**Reproduction scorecard**: every paper number the profile's config reproduces, the paper's value beside ours "
+    "(mean and std over seeds), the difference and a status (within tolerance / better / worse / not run yet / data "
+    "not available offline), with the table and run folders it comes from. The figure plots ours against the "
+    "paper's value, one panel per paper, with the line y = x. Made from the tables by "
+    "``treeopt.experiments.scorecard``; the same as ``scorecard.md`` beside the tables.")
+
 # Report names that do not spell their paper item (``{paper}_{fig|table}{N}``): the item they reproduce.
 ITEMS = {"tao_fixed_depth": ("tao", "fixed-depth comparison")}
 NOT_IN_A_PAPER = frozenset({"tao_init"})
@@ -97,7 +104,13 @@ def caption(name, dataset=None, profile=None):
     return text + (f" ({where})" if where else "")
 
 
+# Report sections, numbered because the report's menu sorts them by name: the scorecard first, then the papers.
+SCORECARD_CATEGORY = "1. Scorecard"
+CATEGORIES = {"nongreedy": "2. Non-greedy trees", "co2": "3. CO2 Forest", "tao": "4. TAO", "rgf": "5. RGF"}
+
+
 def category(name):
-    """Report section of an output: the paper its table or figure comes from."""
-    return {"nongreedy": "Non-greedy trees", "co2": "CO2 Forest", "tao": "TAO", "rgf": "RGF"}.get(
-        name.split("_", 1)[0], "Other")
+    """Report section of an output: the scorecard, or the paper its table or figure comes from."""
+    if name == "scorecard":
+        return SCORECARD_CATEGORY
+    return CATEGORIES.get(name.split("_", 1)[0], "Other")

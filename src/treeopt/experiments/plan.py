@@ -214,12 +214,17 @@ class Plan:
         stems = ([f"{figure}_{ds}" for ds in self.figure_datasets[figure]] if spec.per_dataset else [figure])
         return [f"{self.figures_dir}/{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
 
+    def scorecard_paths(self):
+        """The scorecard (``treeopt.experiments.scorecard``): CSV and Markdown beside the tables, a figure."""
+        return [f"{self.tables_dir}/scorecard.csv", f"{self.tables_dir}/scorecard.md",
+                f"{self.figures_dir}/scorecard.png", f"{self.figures_dir}/scorecard.pdf"]
+
     def targets(self):
         """Everything the profile produces (the Snakemake ``all`` rule)."""
         out = [self.table_path(t) for t in self.table_runs]
         for figure in self.figure_datasets:
             out.extend(self.figure_paths(figure))
-        return out
+        return out + self.scorecard_paths()
 
     def lookup(self, kind, path):
         table = {"run": self.runs, "selection": self.selections, "final": self.finals}[kind]

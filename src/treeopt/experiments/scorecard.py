@@ -1,0 +1,325 @@
+"""The reproduction scorecard: every paper number a profile reproduces, with ours beside it.
+
+One row per paper number. The rows come from
+
+* every table of the profile that has a ``paper_value`` column (each of its rows with a paper value: ours is
+  the table's value, mean and std over its seeds), and
+* the profile's plan: the paper numbers its final runs would give (looked up in
+  :mod:`treeopt.experiments.paper_values`, the one place paper numbers live) whose table row does not exist yet,
+  with the status "not run yet", or "data not available offline" when a data set would have to be downloaded.
+
+Status of a number we have: ``within tolerance`` when |ours − paper| ≤ the tolerance, else ``better`` or
+``worse`` by the metric's direction. The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the
+paper's value read as a loss (an error, 100 − an accuracy or Jaccard, a time ratio), two standard deviations of
+ours over seeds (the spread a single run of the paper's could show), and half a unit of the paper's last printed
+digit.
+
+    python -m treeopt.experiments scorecard [--set profile=paper] [--out DIR]
+
+writes ``scorecard.csv`` and ``scorecard.md`` beside the profile's tables and ``figures/scorecard.png|pdf``
+(the Snakemake target ``{tables}/scorecard.md`` does the same once every table is made).
+"""
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import paper_values
+from .plan import output_dirs
+
+WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
+NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"
+STATUSES = (WITHIN, BETTER, WORSE, NOT_RUN, OFFLINE, NO_VALUE)
+COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "ours", "ours_std",
+           "n_seeds", "difference", "tolerance", "status", "source", "runs", "profile"]
+
+DATASET_NAMES = {
+    "letter": "Letter", "satimage": "SatImage", "connect4": "Connect-4", "usps": "USPS", "pendigits": "Pendigits",
+    "protein": "Protein", "mnist": "MNIST", "sensit": "SensIT", "sensit_seismic": "SensIT (seismic)",
+    "covtype": "Covertype", "adult": "Adult", "nursery": "Nursery", "houses": "Houses", "musk2": "Musk2",
+    "letter_am": "Letter (A-M)", "waveform40": "Waveform", "mnist_oe": "MNIST (odd/even)", "ct_slices": "CT slices",
+    "lfw_parts": "LFW parts", "rgf_synth_q16_reg": "synthetic q=16 (regression)",
+    "rgf_synth_q16_cls": "synthetic q=16 (classification)",
+}
+METHOD_NAMES = {"rf": "Random Forest", "oc1_forest": "OC1 Forest", "co2_forest": "CO2 Forest", "cart": "CART",
+                "cart_gini": "CART (Gini)", "tao_oblique": "TAO", "seg_rf": "Random Forest",
+                "seg_two_probe": "Two-probe Forest", "seg_co2": "CO2 Forest"}
+
+
+def _name(names, key):
+    return names.get(key, key)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """How one table's paper numbers are scored."""
+
+    paper: str  # paper name as in captions.PAPERS keys: co2, tao, rgf, nongreedy
+    title: str  # the paper item, e.g. "CO2 Table I"
+    value: str  # our column beside ``paper_value``
+    keys: tuple  # the table columns that name a paper number (besides dataset and method)
+    lookup: object  # (dataset, method, *keys) -> paper value or None (paper_values)
+    higher_is_better: bool
+    rel_tol: float = 0.05
+    setting: str = ""  # format of the setting, e.g. "{n_trees} trees"
+
+    def label(self, row):
+        setting = self.setting.format(**{k: _fmt(row[k]) for k in self.keys})
+        parts = [self.title, _name(DATASET_NAMES, row["dataset"])]
+        if row["method"]:
+            parts.append(_name(METHOD_NAMES, row["method"]))
+        return ", ".join([*parts, setting] if setting else parts)
+
+
+def _fmt(value):
+    return f"{value:g}" if isinstance(value, (int, float, np.integer, np.floating)) else str(value)
+
+
+SCORED = {
+    "co2_table1": Scored("co2", "CO2 Table I", "test_error", ("n_trees",), paper_values.co2_table1, False,
+                         setting="{n_trees} trees"),
+    "co2_table2_jaccard": Scored("co2", "CO2 Table II", "jaccard", ("n_trees",), paper_values.co2_table2, True,
+                                 setting="{n_trees} trees"),
+    "tao_fixed_depth": Scored("tao", "TAO fixed depth", "test_accuracy", ("depth",), paper_values.tao_fixed_depth,
+                              True, setting="depth {depth}"),
+    "tao_table1": Scored("tao", "TAO Table 1", "test_error", (), paper_values.tao_table1, False),
+    "rgf_fig15_time": Scored("rgf", "RGF Fig. 15 (RGF/GBDT time)", "ratio", (),
+                             lambda dataset, method: paper_values.rgf_fig15(dataset) and
+                             paper_values.rgf_fig15(dataset)[2], False, rel_tol=0.25),
+}
+
+
+def tolerance(spec, paper, std=None, n_seeds=1):
+    """Largest of REL_TOL x the paper's value as a loss, 2 std of ours (n_seeds > 1), half its last digit."""
+    loss = 100 - paper if spec.higher_is_better else paper
+    digits = len(f"{paper:g}".split(".")[1]) if "." in f"{paper:g}" else 0
+    spread = 2 * std if std is not None and n_seeds > 1 and not math.isnan(std) else 0.0
+    return max(spec.rel_tol * abs(loss), spread, 0.5 * 10 ** -digits)
+
+
+def status(spec, paper, ours, tol):
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        return NO_VALUE
+    diff = ours - paper
+    if abs(diff) <= tol:
+        return WITHIN
+    return BETTER if (diff > 0) == spec.higher_is_better else WORSE
+
+
+# ---- what the plan would score -----------------------------------------------------------------------------
+def _values(final, param):
+    """The values of a swept or fixed parameter a final run is scored at (all stages of a staged run)."""
+    stages = dict(final.stages)
+    if param in stages:
+        return list(stages[param])
+    point = dict(final.point)
+    if param in point:
+        return [point[param]]
+    params = dict(final.params) if final.params is not None else dict(final.selection.candidates[0].params)
+    return [params[param]] if param in params else []
+
+
+def _planned_keys(table, final):
+    """Key dicts {dataset, method, *keys} a final run contributes to ``table``."""
+    base = {"dataset": final.dataset, "method": final.method}
+    if table in ("co2_table1", "co2_table2_jaccard"):
+        return [{**base, "n_trees": int(n)} for n in _values(final, "n_estimators")]
+    if table == "tao_fixed_depth":
+        return [{**base, "depth": int(d)} for d in _values(final, "max_depth")]
+    if table == "tao_table1":
+        return [base]
+    if table == "rgf_fig15_time":  # one number per data set, from its RGF-L2 and GBDT runs
+        return [{"dataset": final.dataset, "method": ""}]
+    return []
+
+
+def planned(plan):
+    """{(table, dataset, method, *keys): [final run dirs]} of every paper number the plan would score."""
+    out = {}
+    for table, dirs in plan.table_runs.items():
+        spec = SCORED.get(table)
+        if spec is None:
+            continue
+        for final_dir in dirs:
+            final = plan.finals[final_dir]
+            for key in _planned_keys(table, final):
+                paper = spec.lookup(key["dataset"], key["method"], *(key[k] for k in spec.keys))
+                if paper is not None:
+                    out.setdefault((table, key["dataset"], key["method"], *(key[k] for k in spec.keys)),
+                                   []).append(final_dir)
+    return out
+
+
+def _brace(dirs):
+    """Run folders ``.../seed0``, ``.../seed1`` as ``.../seed{0,1}``."""
+    by_parent = {}
+    for d in sorted(set(dirs)):
+        parent, _, seed = d.rpartition("/seed")
+        by_parent.setdefault(parent, []).append(seed)
+    return "; ".join(f"{p}/seed{s[0]}" if len(s) == 1 else f"{p}/seed{{{','.join(s)}}}" for p, s in by_parent.items())
+
+
+# ---- the scorecard -----------------------------------------------------------------------------------------
+def table_rows(table, frame, source, spec=None):
+    """Scorecard rows of one table: each of its rows with a paper value."""
+    spec = spec or SCORED.get(table)
+    if spec is None:
+        raise ValueError(f"{source} has a paper_value column but the scorecard does not know table {table!r}; "
+                         f"add it to treeopt.experiments.scorecard.SCORED")
+    rows = []
+    for _, row in frame[frame["paper_value"].notna()].iterrows():
+        row = row.to_dict()
+        row.setdefault("method", "")
+        paper = float(row["paper_value"])
+        ours = float(row[spec.value]) if pd.notna(row.get(spec.value)) else float("nan")
+        std_raw = row.get(f"{spec.value}_std")
+        std = float(std_raw) if std_raw is not None and pd.notna(std_raw) else float("nan")
+        n_seeds = int(row["n_seeds"]) if pd.notna(row.get("n_seeds")) else 0
+        tol = tolerance(spec, paper, std, n_seeds)
+        rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": row["dataset"],
+                     "method": row["method"] if isinstance(row["method"], str) else "",
+                     "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys), "metric": spec.value,
+                     "paper_value": paper, "ours": ours, "ours_std": std, "n_seeds": n_seeds,
+                     "difference": ours - paper, "tolerance": tol, "status": status(spec, paper, ours, tol),
+                     "source": source})
+    return rows
+
+
+def _availability(dataset, config):
+    from ..data import availability
+
+    try:
+        return availability(dataset, config)
+    except Exception:  # informative only: a broken entry is reported by the data layer itself
+        return "unknown"
+
+
+def build_scorecard(tables, plan=None, config=None, *, profile="default"):
+    """The scorecard DataFrame.
+
+    ``tables``: {table name: (DataFrame, source path)} of the tables that exist. ``plan`` (optional): the
+    profile's plan, whose paper numbers without a table row are listed as not run yet / data not available
+    offline (``config`` tells which data sets are offline)."""
+    rows = []
+    for name, (frame, source) in sorted(tables.items()):
+        if "paper_value" in frame:
+            rows.extend(table_rows(name, frame, source))
+    wanted = planned(plan) if plan is not None else {}
+    have = {(r["table"], r["dataset"], r["method"], *_setting_values(r)) for r in rows}
+    for key, dirs in wanted.items():
+        table, dataset, method, *keys = key
+        for r in rows:
+            if (r["table"], r["dataset"], r["method"], *_setting_values(r)) == tuple(key):
+                r["runs"] = _brace(dirs)
+        if tuple(key) in have:
+            continue
+        spec = SCORED[table]
+        paper = float(spec.lookup(dataset, method, *keys))
+        offline = config is not None and _availability(dataset, config) in ("download", "missing")
+        row = {"dataset": dataset, "method": method, **dict(zip(spec.keys, keys))}
+        source = f"{output_dirs(profile)[0]}/{table}.csv"
+        rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": dataset,
+                     "method": method, "setting": ",".join(f"{k}={_fmt(v)}" for k, v in zip(spec.keys, keys)),
+                     "metric": spec.value, "paper_value": paper, "ours": float("nan"), "ours_std": float("nan"),
+                     "n_seeds": 0, "difference": float("nan"), "tolerance": float("nan"),
+                     "status": OFFLINE if offline else NOT_RUN, "source": source, "runs": _brace(dirs)})
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["profile"] = profile
+    frame["runs"] = frame["runs"].fillna("")
+    order = {p: i for i, p in enumerate(("nongreedy", "co2", "tao", "rgf"))}
+    frame = frame.assign(_p=frame["paper"].map(order), _s=frame["status"].isin([NOT_RUN, OFFLINE]))
+    return (frame.sort_values(["_p", "_s", "table", "dataset", "method", "setting"], kind="stable")
+            .drop(columns=["_p", "_s"]).reset_index(drop=True))
+
+
+def _setting_values(row):
+    if not row["setting"]:
+        return ()
+    values = []
+    for part in row["setting"].split(","):
+        value = part.split("=", 1)[1]
+        try:
+            values.append(int(value))
+        except ValueError:
+            values.append(value)
+    return tuple(values)
+
+
+def read_tables(tables_dir):
+    """{name: (DataFrame, path)} of every table CSV in a profile's tables folder (the scorecard excluded)."""
+    out = {}
+    for path in sorted(Path(tables_dir).glob("*.csv")):
+        if path.stem != "scorecard":
+            out[path.stem] = (pd.read_csv(path), str(path))
+    return out
+
+
+# ---- markdown ----------------------------------------------------------------------------------------------
+METRIC_NAMES = {"test_error": "test error %", "test_accuracy": "test accuracy %", "jaccard": "Jaccard %",
+                "ratio": "time ratio"}
+
+
+def _num(value, std=None, n=0):
+    """Two decimals (the papers print one or two), ``± std`` with more than one seed."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    text = f"{value:.2f}"
+    if std is not None and not math.isnan(std) and n > 1:
+        text += f" ± {std:.2f}"
+    return text
+
+
+def to_markdown(card, *, profile, command):
+    """The scorecard as a Markdown page: a summary by status, then one table per paper."""
+    from .captions import PAPERS
+
+    lines = [f"# Reproduction scorecard: profile `{profile}`", "",
+             f"Generated by `{command}` from the profile's tables; do not edit by hand. One row per paper number "
+             "the profile's config reproduces. Ours: mean ± std over seeds (n). Difference: ours − paper. Status: "
+             "within tolerance when |difference| ≤ the largest of 5% of the paper's value read as a loss (an "
+             "error, 100 − an accuracy or Jaccard; 25% for time ratios), two standard deviations of ours and half a "
+             "unit of the paper's last digit; otherwise better or worse.", ""]
+    counts = card["status"].value_counts()
+    lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card)} "
+                 "paper numbers).")
+    for paper, rows in card.groupby("paper", sort=False):
+        lines += ["", f"## {PAPERS.get(paper, paper)}", "",
+                  "| paper item | paper | ours | n | difference | status | source |", "|---|---|---|---|---|---|---|"]
+        for _, r in rows.iterrows():
+            diff = "–" if math.isnan(r["difference"]) else f"{r['difference']:+.2f}"
+            source = f"`{r['source']}`" + (f" ({r['runs']})" if r["runs"] else "")
+            lines.append(f"| {r['item']} ({_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
+                         f"{_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | {diff} | {r['status']} | "
+                         f"{source} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_scorecard(card, tables_dir, figures_dir, *, profile, command):
+    """Write ``scorecard.csv`` / ``scorecard.md`` into ``tables_dir`` and the figure into ``figures_dir``."""
+    from ..plots.scorecard import scorecard_figure
+    from ..plots.style import save
+    from .tables import write_table
+
+    tables_dir, figures_dir = Path(tables_dir), Path(figures_dir)
+    write_table(card, tables_dir / "scorecard.csv")
+    md = tables_dir / "scorecard.md"
+    tmp = md.with_name(".scorecard.md.tmp")
+    tmp.write_text(to_markdown(card, profile=profile, command=command))
+    tmp.replace(md)
+    save(scorecard_figure(card, profile), figures_dir / "scorecard")
+    return [tables_dir / "scorecard.csv", md, figures_dir / "scorecard.png"]
+
+
+def scorecard_for(config, tables_dir=None, figures_dir=None, *, command="python -m treeopt.experiments scorecard"):
+    """Build and write the scorecard of the config's active profile from the tables that exist."""
+    from .plan import build_plan
+
+    plan = build_plan(config)
+    default_tables, default_figures = output_dirs(plan.profile)
+    tables_dir = Path(tables_dir or default_tables)
+    card = build_scorecard(read_tables(tables_dir), plan, config, profile=plan.profile)
+    return card, write_scorecard(card, tables_dir, figures_dir or default_figures, profile=plan.profile,
+                                 command=command)

@@ -1,0 +1,106 @@
+"""The reproduction scorecard: built from the tables, one row per paper number, never written by hand."""
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from treeopt.experiments.config import load_config
+from treeopt.experiments.plan import build_plan
+from treeopt.experiments.scorecard import (BETTER, NOT_RUN, NO_VALUE, OFFLINE, SCORED, WITHIN, WORSE,
+                                           build_scorecard, read_tables, scorecard_for, status, tolerance)
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILES = {"default": REPO / "results/tables", "paper": REPO / "results/paper"}
+
+
+def _card(profile):
+    config = load_config(REPO / "config.yaml", [f"profile={profile}"])
+    return build_scorecard(read_tables(PROFILES[profile]), build_plan(config), config, profile=profile)
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_paper_value_of_every_table_is_in_the_scorecard(profile):
+    card = _card(profile)
+    n_values = 0
+    for name, (frame, _) in read_tables(PROFILES[profile]).items():
+        if "paper_value" not in frame:
+            continue
+        spec = SCORED[name]
+        for _, row in frame[frame["paper_value"].notna()].iterrows():
+            n_values += 1
+            setting = ",".join(f"{k}={row[k]:g}" if isinstance(row[k], float) else f"{k}={row[k]}"
+                               for k in spec.keys)
+            hit = card[(card["table"] == name) & (card["dataset"] == row["dataset"])
+                       & (card["method"] == (row["method"] if "method" in row else ""))
+                       & (card["setting"] == setting)]
+            assert len(hit) >= 1, (name, row.to_dict())
+            assert (hit["paper_value"] == row["paper_value"]).all()
+            ours = row[spec.value]
+            assert any((math.isnan(o) and pd.isna(ours)) or o == pytest.approx(ours) for o in hit["ours"])
+    assert (card["ours"].notna() | card["status"].isin([NOT_RUN, OFFLINE, NO_VALUE])).all()
+    assert len(card[card["status"].isin([WITHIN, BETTER, WORSE, NO_VALUE])]) == n_values
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_the_committed_scorecard_is_the_generated_one(profile):
+    """scorecard.csv is regenerated from the committed tables (rows with a value; which data sets are offline
+    depends on the machine's mirror, so the other rows are compared by item only)."""
+    committed = pd.read_csv(PROFILES[profile] / "scorecard.csv")
+    fresh = _card(profile)
+    assert list(committed["item"]) == list(fresh["item"])
+    scored = committed["ours"].notna()
+    for column in ("paper_value", "ours", "ours_std", "difference"):
+        assert committed.loc[scored, column].to_numpy() == pytest.approx(fresh.loc[scored, column].to_numpy(),
+                                                                         nan_ok=True, rel=1e-5), column
+    assert list(committed.loc[scored, "status"]) == list(fresh.loc[scored, "status"])
+    assert (PROFILES[profile] / "scorecard.md").read_text().count("\n| ") == len(committed) + len(
+        set(committed["paper"]))  # one line per number, plus each paper's header row
+
+
+def test_a_changed_table_changes_the_scorecard(tmp_path):
+    for path in (REPO / "results/paper").glob("*.csv"):
+        shutil.copy(path, tmp_path / path.name)
+    config = load_config(REPO / "config.yaml", ["profile=paper"])
+    before, _ = scorecard_for(config, tmp_path, tmp_path / "figures")
+    item = "CO2 Table I, Letter, CO2 Forest, 30 trees"
+    row = before[before["item"] == item].iloc[0]
+    assert row["status"] == WORSE  # 2.72 +- 0.16 against the paper's 2.3
+
+    table = pd.read_csv(tmp_path / "co2_table1.csv")
+    at = (table["dataset"] == "letter") & (table["method"] == "co2_forest") & (table["n_trees"] == 30)
+    table.loc[at, "test_error"] = 2.35
+    table.to_csv(tmp_path / "co2_table1.csv", index=False)
+    after, paths = scorecard_for(config, tmp_path, tmp_path / "figures")
+    changed = after[after["item"] == item].iloc[0]
+    assert changed["ours"] == pytest.approx(2.35) and changed["status"] == WITHIN
+    assert "| 2.35 ± 0.16 |" in (tmp_path / "scorecard.md").read_text()
+    assert (tmp_path / "figures/scorecard.png").stat().st_size > 10_000 and all(p.is_file() for p in paths)
+
+    table = table[~at]  # the row gone: the number is still listed, as not run yet (Letter is in the mirror)
+    table.to_csv(tmp_path / "co2_table1.csv", index=False)
+    gone, _ = scorecard_for(config, tmp_path, tmp_path / "figures")
+    assert gone[gone["item"] == item].iloc[0]["status"] in (NOT_RUN, OFFLINE)
+    assert len(gone) == len(before)
+
+
+def test_status_follows_the_metric_direction_and_the_tolerance():
+    error, accuracy = SCORED["co2_table1"], SCORED["tao_fixed_depth"]
+    tol = tolerance(error, 10.0, std=0.1, n_seeds=3)
+    assert tol == pytest.approx(0.5)  # 5% of a 10% error beats 2 std (0.2) and half the last digit (0.05)
+    assert tolerance(error, 10.0, std=1.0, n_seeds=3) == pytest.approx(2.0)  # the seeds' spread
+    assert tolerance(error, 10.0, std=1.0, n_seeds=1) == pytest.approx(0.5)  # one seed: no spread known
+    assert status(error, 10.0, 10.4, tol) == WITHIN
+    assert status(error, 10.0, 10.6, tol) == WORSE and status(error, 10.0, 9.4, tol) == BETTER
+    tol = tolerance(accuracy, 90.0)  # 5% of the 10% error an accuracy of 90% leaves
+    assert tol == pytest.approx(0.5)
+    assert status(accuracy, 90.0, 91.0, tol) == BETTER and status(accuracy, 90.0, 89.0, tol) == WORSE
+    assert status(accuracy, 90.0, float("nan"), tol) == NO_VALUE
+
+
+def test_a_table_with_paper_values_the_scorecard_does_not_know_is_an_error():
+    frame = pd.DataFrame({"dataset": ["letter"], "method": ["x"], "score": [1.0], "paper_value": [2.0]})
+    with pytest.raises(ValueError, match="SCORED"):
+        build_scorecard({"new_table": (frame, "results/paper/new_table.csv")})
