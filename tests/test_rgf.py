@@ -155,10 +155,41 @@ def test_equivalent_representations_predict_the_same(regularizer):
 
 
 # ---------------------------------------------------------------- Sec. 5.3.2: fully-corrective step
-@pytest.mark.parametrize("loss,regularizer", [("squared", "l2"), ("squared", "min_penalty"),
-                                              ("squared", "min_penalty_sib"), ("exponential", "l2"),
-                                              ("logistic", "min_penalty_sib")])
+def tree_structures(forest):
+    """(parent, depth, leaves) per tree of a GrownForest, in the tree's own node numbering."""
+    bounds = [*forest.roots.tolist(), len(forest.left)]
+    out = []
+    for start, stop in zip(bounds, bounds[1:]):
+        parent = np.where(forest.parent[start:stop] >= 0, forest.parent[start:stop] - start, -1)
+        depth = np.zeros(stop - start, dtype=np.int64)
+        for v in range(1, stop - start):  # a parent is numbered before its children
+            depth[v] = depth[parent[v]] + 1
+        out.append((start, parent, depth, np.flatnonzero(forest.left[start:stop] < 0)))
+    return out
+
+
+def reference_objective(forest, X, y, loss, regularizer, lam, gamma):
+    """Q of eq. (5) computed apart from the learner: the loss of the exported forest's predictions on raw X
+    (square 1/2 (h - y)^2, exponential exp(-y h), logistic log(1 + exp(-y h)), averaged) plus lam/2 sum alpha^2
+    (L2) or lam times eq. (9)'s minimum over equivalent node weights (min-penalty, by a direct solve)."""
+    h = forest.predict(X)
+    per_point = {"squared": 0.5 * (h - y) ** 2, "exponential": np.exp(-y * h),
+                 "logistic": np.logaddexp(0.0, -y * h)}[loss]
+    penalty = 0.0
+    for start, parent, depth, leaves in tree_structures(forest):
+        alpha = forest.value[start + leaves]
+        if regularizer == "l2":
+            penalty += 0.5 * lam * float(alpha @ alpha)
+        else:
+            penalty += lam * min_penalty_direct(parent, depth, leaves, alpha, gamma)[1]
+    return float(per_point.mean()) + penalty
+
+
+@pytest.mark.parametrize("loss,regularizer", [("squared", "l2"), ("squared", "min_penalty"), ("exponential", "l2"),
+                                              ("logistic", "l2"), ("logistic", "min_penalty")])
 def test_corrective_step_never_increases_the_regularised_loss(loss, regularizer):
+    """Eq. (8): fully-corrective coordinate descent never raises Q. Q is computed apart from the learner's own
+    bookkeeping (reference_objective), which the learner's recorded objective must also equal."""
     if loss == "squared":
         X, y = make_regression(n_samples=400, n_features=6, noise=1.0, random_state=1)
         y = (y - y.mean()) / y.std()
@@ -166,16 +197,85 @@ def test_corrective_step_never_increases_the_regularised_loss(loss, regularizer)
         X, yc = make_classification(n_samples=400, n_features=6, random_state=1)
         y = np.where(yc == 1, 1.0, -1.0)
     Xb, thresholds, n_bins, offsets = make_bins(X, 255)
-    grower = ForestGrower(loss=loss, regularizer=regularizer, l2=0.01, gamma=2.0, max_leaf_nodes=40,
+    lam, gamma = 0.01, 2.0
+    grower = ForestGrower(loss=loss, regularizer=regularizer, l2=lam, gamma=gamma, max_leaf_nodes=40,
                           min_samples_leaf=10, opt_interval=1000, n_iter=1, learning_rate=0.5, n_tree_search=1,
                           max_bins=255)
-    grower.fit(Xb, n_bins, offsets, thresholds, y)
-    values = [grower.objective()]
+    forest = grower.fit(Xb, n_bins, offsets, thresholds, y)
+    values = [reference_objective(forest, X, y, loss, regularizer, lam, gamma)]
+    assert forest.history[-1][1] == pytest.approx(values[0], rel=1e-9)
     for _ in range(15):
         grower.correct()
-        values.append(grower.objective())
+        values.append(reference_objective(grower._export(), X, y, loss, regularizer, lam, gamma))
     assert all(b <= a + 1e-12 * abs(a) for a, b in zip(values, values[1:])), values
     assert values[-1] < values[0]
+
+
+def test_logistic_rgf_lowers_the_reference_objective_as_it_grows():
+    """RGFClassifier with the logistic loss: the regularised logistic objective of eq. (5), computed from the
+    fitted estimator's public decision function and leaf weights, is below the empty model's (log 2) and falls
+    as the leaf budget grows."""
+    X, yc = make_classification(n_samples=500, n_features=6, random_state=3)
+    y = np.where(yc == 1, 1.0, -1.0)
+    lam = 0.01
+
+    def objective(budget):
+        model = RGFClassifier(loss="logistic", l2=lam, max_leaf_nodes=budget, random_state=0).fit(X, yc)
+        weights = np.concatenate([e.tree_.value[e.tree_.left < 0].ravel() for e in model.estimators_])
+        return np.mean(np.logaddexp(0.0, -y * model.decision_function(X))) + 0.5 * lam * weights @ weights
+
+    values = [objective(budget) for budget in (100, 200, 400)]
+    assert values[0] < np.log(2.0)
+    assert values[0] > values[1] > values[2]
+
+
+def best_first_tree(X, r, n_leaves, min_leaf):
+    """A least-squares regression tree of n_leaves leaves grown best-first (the node whose best split lowers the
+    squared error most is split next), at least min_leaf points per leaf: the leaf (list of point indices) of
+    each point and each leaf's mean, Alg. 5's tree learner A(X, Y~) for square loss."""
+    def best_split(idx):
+        best = (0.0, None)
+        for f in range(X.shape[1]):
+            order = idx[np.argsort(X[idx, f], kind="stable")]
+            values = X[order, f]
+            for cut in range(min_leaf, len(order) - min_leaf + 1):
+                if values[cut - 1] == values[cut]:
+                    continue
+                left, right = order[:cut], order[cut:]
+                gain = (np.sum((r[order] - r[order].mean()) ** 2) - np.sum((r[left] - r[left].mean()) ** 2)
+                        - np.sum((r[right] - r[right].mean()) ** 2))
+                if gain > best[0] + 1e-12:
+                    best = (gain, (left, right))
+        return best
+    leaves = [np.arange(len(r))]
+    while len(leaves) < n_leaves:
+        splits = [best_split(idx) for idx in leaves]
+        k = int(np.argmax([g for g, _ in splits]))
+        if splits[k][1] is None:
+            break
+        leaves[k:k + 1] = list(splits[k][1])
+    return leaves
+
+
+def test_gbdt_baseline_is_the_papers_algorithm5_on_a_tiny_case():
+    """The gbdt method (the RGF paper's baseline, Sec. 6.2.2) against Alg. 5 written out: h_0 = 0, K rounds of a
+    J-leaf best-first least-squares tree on the residuals (square loss: beta_kj is the leaf mean), step s, 10
+    points per leaf. Targets are centred (Sec. 6.2.1), so scikit-learn's initial mean is Alg. 5's h_0 = 0."""
+    from treeopt.experiments.methods import make_estimator
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(80, 2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=80)
+    y -= y.mean()
+    J, s, K = 4, 0.3, 6
+    h = np.zeros(len(y))
+    for _ in range(K):
+        residual = y - h  # -dL/dh of 1/2 (h - y)^2
+        for idx in best_first_tree(X, residual, J, 10):
+            h[idx] += s * residual[idx].mean()
+    model = make_estimator("gbdt", {"max_leaf_nodes": J, "learning_rate": s, "n_estimators": K,
+                                    "min_samples_leaf": 10}, seed=0).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), h, atol=1e-10)
 
 
 # ---------------------------------------------------------------- staged models, determinism

@@ -1,5 +1,7 @@
 """TAO (Carreira-Perpinan & Tavallali 2018): monotone training error, care points, pruning, LIBLINEAR signs."""
 
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,7 +14,7 @@ from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.tao import TAOTreeClassifier, tao_path
 from treeopt.tao import _kernels as K
 from treeopt.tao._liblinear import l1_svm, oriented_weights, train_model
-from treeopt.tao.tao import _WorkTree
+from treeopt.tao.tao import _initial_tree, _WorkTree
 from treeopt.trees import Tree
 
 
@@ -29,30 +31,40 @@ def _digits():
     return X[:600] / 16.0, y[:600]
 
 
-# ------------------------------------------------------------------------ monotone training error
-class _Recorder(TAOTreeClassifier):
-    """Records the training error after every depth level (not only every iteration)."""
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n=st.integers(20, 120), p=st.integers(1, 5), k=st.integers(2, 4),
-       depth=st.integers(1, 4), node_type=st.sampled_from(["axis", "oblique"]),
-       init=st.sampled_from(["cart", "random"]), C=st.sampled_from([0.01, 1.0, 100.0]))
-def test_training_error_never_increases(seed, n, p, k, depth, node_type, init, C):
+# ------------------------------------------------------------------------ the reduced problem (Theorem 3.2)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), oblique=st.booleans(), depth=st.integers(2, 6))
+def test_a_new_split_changes_the_training_error_by_its_care_points_loss(seed, oblique, depth):
+    """Theorem 3.2: with the rest of the tree fixed, replacing one node's split changes the tree's number of
+    training errors by exactly the change of that node's 0/1 loss on its care points (target: the child whose
+    subtree classifies the point correctly). TAO's node solves and accept tests rest on it; here the training
+    errors are counted by routing every point through the whole changed tree."""
+    X, y = _digits()
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p)).round(2)  # ties in feature values on purpose
-    y = rng.integers(0, k, n)
-    y[:k] = np.arange(k)
-    est = TAOTreeClassifier(node_type=node_type, C=C, max_depth=depth, init=init, tol=0.0, max_iter=5,
-                            random_state=seed).fit(X, y)
-    hist = np.array(est.history_)
-    assert np.all(np.diff(hist) <= 1e-12), hist
-    # the pruned tree predicts exactly what the optimised tree predicted on the training set
-    assert np.mean(est.predict(X) != y) == pytest.approx(hist[-1], abs=1e-12)
-    # and never worse than the initial tree
-    init_pred = est.classes_[est.init_tree_.predict_proba(X).argmax(axis=1)] if init == "cart" else None
-    if init_pred is not None:
-        assert np.mean(est.predict(X) != y) <= np.mean(init_pred != y) + 1e-12
+    classes = np.unique(y)
+    yi = np.searchsorted(classes, y)
+    tree, label = _initial_tree(None, X, y, classes, node_type="oblique", max_depth=depth, random_state=0)
+    work = _WorkTree(tree, label)
+    node = int(rng.choice(np.flatnonzero(tree.left >= 0)))
+    rows = np.flatnonzero(tree.decision_path(X)[:, node].toarray().ravel()).astype(np.int64)
+    care, target, current = K.care_points(X, rows, yi, node, *work.arrays(), work.label)
+    errors_before = np.count_nonzero(work.predict_labels(X) != yi)
+    if oblique:
+        w = rng.normal(size=X.shape[1])
+        margins = np.unique(X[rows] @ w)
+        cut = rng.integers(len(margins) - 1) if len(margins) > 1 else 0
+        b = margins[cut] if len(margins) == 1 else 0.5 * (margins[cut] + margins[cut + 1])  # between two points
+        work.set_oblique(node, w, b)
+        right = X[rows] @ w - b >= 0
+    else:
+        f = int(rng.integers(X.shape[1]))
+        b = float(rng.choice(X[rows, f]))
+        work.set_axis(node, f, b)
+        right = X[rows, f] >= b
+    errors_after = np.count_nonzero(work.predict_labels(X) != yi)
+    care_before = np.count_nonzero(current[care] != target[care])
+    care_after = np.count_nonzero(right[care] != target[care])
+    assert errors_after - errors_before == care_after - care_before
 
 
 # ------------------------------------------------------------------------ care points on a hand-made tree
@@ -205,7 +217,9 @@ def test_liblinear_decision_function_sign(first_label_positive):
         X[[0, j]], target[[0, j]] = X[[j, 0]], target[[j, 0]]
     Xs = sp.csr_matrix(X)
     # labels 1 (right) / 2: LIBLINEAR keeps them in order of first appearance (it reorders only -1/+1)
+    started = time.perf_counter()
     model, seconds = train_model(Xs, target, 1.0, labels=(1, 2))
+    elapsed = time.perf_counter() - started
     assert (model.get_labels()[0] == 1) == first_label_positive
     w, b = oriented_weights(model, 5, positive=1)
     ours = X @ w - b >= 0
@@ -214,7 +228,7 @@ def test_liblinear_decision_function_sign(first_label_positive):
     prob.set_bias(1.0)
     theirs = np.array([ll.liblinear.predict(model, prob.x[i]) for i in range(200)]) == 1
     np.testing.assert_array_equal(ours, theirs)
-    assert seconds >= 0
+    assert 0 < seconds <= elapsed  # the solver's own time, inside the call's wall time
     assert np.mean(ours == target) > 0.9
 
 
@@ -357,6 +371,31 @@ def test_rejects_bad_input():
         TAOTreeClassifier(init=AxisAlignedTreeClassifier(max_depth=2).fit(X[:, :5], y)).fit(X, y)
 
 
+def _penalised_objective(est, X, y, C):
+    """Training errors + sum of ||w_i||_1 / C over the internal nodes (Sec. 3's objective, in counts),
+    computed from the fitted tree's weights and its predictions."""
+    W = est.tree_.W.toarray() if hasattr(est.tree_.W, "toarray") else np.asarray(est.tree_.W)
+    internal = np.flatnonzero(est.tree_.left >= 0)
+    return np.count_nonzero(est.predict(X) != y) + np.abs(W[internal]).sum() / C
+
+
+def test_accept_modes_trade_training_error_for_the_penalised_objective():
+    """At a moderate C the three accept rules differ as Sec. 3 reads: "error" keeps a node only when its care
+    0/1 loss does not rise, so the training error never rises and ends lowest; "objective" keeps it when care
+    loss + ||w||_1 / C does not rise, giving a smaller tree with a lower penalised objective than "error";
+    "always" takes every surrogate solution, so the training error can rise between iterations."""
+    X, y = _digits()
+    C = 0.1
+    fits = {accept: TAOTreeClassifier(max_depth=5, C=C, accept=accept, tol=0.0, max_iter=6, random_state=0,
+                                      n_jobs=1).fit(X, y) for accept in ("error", "objective", "always")}
+    errors = {a: np.count_nonzero(est.predict(X) != y) for a, est in fits.items()}
+    assert np.all(np.diff(fits["error"].history_) <= 0)
+    assert np.any(np.diff(fits["always"].history_) > 0)
+    assert errors["error"] < errors["objective"] and errors["error"] < errors["always"]
+    assert fits["objective"].tree_.stats()["n_internal"] < fits["error"].tree_.stats()["n_internal"]
+    assert _penalised_objective(fits["objective"], X, y, C) < _penalised_objective(fits["error"], X, y, C)
+
+
 def test_objective_acceptance_prunes_along_the_path():
     """accept="objective" (Sec. 3's l1-penalised objective): smaller C gives sparser and smaller trees, as in
     the paper's Fig. 1, while accept="error" never lets the training error rise."""
@@ -382,23 +421,30 @@ def test_objective_stop_rule_is_not_applied_to_the_initial_trees_scale(C):
     assert est.n_iter_ >= 2, est.history_
 
 
-def test_parallel_levels_keep_monotone_error():
-    X, y = _digits()
-    est = TAOTreeClassifier(max_depth=6, n_jobs=2, tol=0.0, max_iter=4, random_state=0).fit(X, y)
-    assert np.all(np.diff(est.history_) <= 0)
-
-
-def test_paper_values_and_path_metrics():
+def test_paper_values_match_the_config_and_path_metrics():
     from types import SimpleNamespace
 
     from treeopt.experiments import paper_values
     from treeopt.experiments.runner import fit_and_measure
 
-    assert paper_values.tao_fixed_depth("satimage", "tao_oblique", 6) == 87.41
-    assert paper_values.tao_fixed_depth("connect-4", "cart", 8) == 74.03
-    assert paper_values.tao_fixed_depth("letter", "tao_oblique", 8) is None
-    assert paper_values.tao_table1("letter", "tao_oblique") == 7.94
-    assert paper_values.tao_table1("fashion_mnist", "tao_oblique") is None
+    # the paper profile's TAO experiments name data sets as config.yaml does (connect4, sensit_seismic, ...): each
+    # finds the paper's number at the depth the experiment runs; the stand-in Fashion-MNIST never does
+    from pathlib import Path
+
+    from treeopt.experiments.config import load_config
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml", ["profile=paper"])
+    experiments = config["profiles"]["paper"]["experiments"]
+    for name, exp in experiments.items():
+        if "tao_table1" in exp["reports"]:
+            for ds in exp["datasets"]:
+                assert paper_values.tao_table1(ds, "tao_oblique") is not None, ds
+        if "tao_fixed_depth" in exp["reports"]:
+            (depth,) = exp["sweep"]["max_depth"]
+            for ds in exp["datasets"]:
+                found = paper_values.tao_fixed_depth(ds, "tao_oblique", depth)
+                assert (found is None) == (ds == "fashion_mnist"), (name, ds)
+                assert paper_values.tao_fixed_depth(ds, "tao_oblique", depth + 1) is None  # another depth: none
     X, y = _digits()
     split = SimpleNamespace(task="classification", X_train=X[:400], y_train=y[:400], X_val=X[400:500],
                             y_val=y[400:500], X_test=X[500:], y_test=y[500:])
