@@ -354,8 +354,8 @@ def test_kernel_on_distinct_rows_with_multiplicities_equals_the_kernel_on_the_re
     out = []
     for X, y, r, mu in ((Xu, yu, rows, mult), (Xu[rows], yu[rows], np.arange(n), np.ones(n))):
         w, theta, hist = w0.copy(), theta0.copy(), np.empty(31)
-        b, n_ep, max_norm2, eta = co2_stump_sgd(X, y, w, 0.2, theta, 2.0, 0.05, 0.9, 100, 30, tau, 1e-3, 5, 2,
-                                                np.uint64(seed), hist, False, r, mu)
+        b, n_ep, max_norm2, eta = co2_stump_sgd((X, y, r, mu), (w, 0.2, theta), (2.0, 0.05, 0.9, 100, tau, 2),
+                                                (30, 1e-3, 5, False), np.uint64(seed), hist)
         out.append((w, b, theta, hist[:n_ep + 1].copy(), eta))
     (w1, b1, t1, h1, e1), (w2, b2, t2, h2, e2) = out
     assert h1.shape == h2.shape and e1 == e2

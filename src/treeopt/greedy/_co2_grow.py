@@ -253,6 +253,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
     history = np.empty(max_epochs + 1)
+    settings = (nu, eta, momentum, batch_size, tau, patience)  # Alg. 1's optimiser: the same at every node
+    stop_rule = (max_epochs, tol, n_iter_no_change, tol_initial)
     mean = np.zeros(p)
     std = np.ones(p)
     if standardize == 1:  # the tree's training sample (the paper's zero-mean unit-variance scaling)
@@ -371,9 +373,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, n_ep, _, _ = co2_stump_sgd(Z[:u], yu[:u], w, tz * scale, theta, nu, eta, momentum, batch_size,
-                                      max_epochs, tau, tol, n_iter_no_change, patience, sub_seed, history,
-                                      tol_initial, rows[:m], mult[:u])
+        b, n_ep, _, _ = co2_stump_sgd((Z[:u], yu[:u], rows[:m], mult[:u]), (w, tz * scale, theta), settings, stop_rule,
+                                      sub_seed, history)
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):
@@ -499,5 +500,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 96a4f8e3514fead7
+# numba cache key: greedy/_co2_sgd.py 52fca61715addfa1
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa

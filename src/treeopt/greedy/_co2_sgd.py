@@ -11,6 +11,20 @@ the convex subproblem eq. (11) is minimised by projected stochastic subgradient 
 paper's practical modifications (mini-batches with averaged gradients, momentum, a learning rate
 that is halved when the tracked surrogate keeps rising). Labels must already be compressed to
 ``0..k-1`` for the ``k = theta.shape[1]`` classes that occur at the node.
+
+The kernel's functions pass Alg. 1's quantities in small groups (numba tuples of arrays and numbers: no copies,
+unpacked where used, so the compiled loops are the same):
+
+* ``points = (X, y, mult)``: the node's distinct rows x_i, their labels y_i and multiplicities;
+* ``params = (wb, theta)``: the stump, ``w~ = [w, b]`` (eq. (9)'s ball) and the leaves' log-probabilities;
+* ``moments = (v, vtheta)``: the momentum buffers of ``w~`` and ``theta`` (Sec. 4.2);
+* ``step = (eta, momentum, nu)``: learning rate, momentum and the norm bound of eq. (9);
+* ``tables = (prob, loss)``: each leaf's softmax(theta) and log loss per class at the current state;
+* ``grads = (g, cntl, cnt)``: the summed subgradient w.r.t. ``w~`` and the labels counted at each point's
+  winning leaf (packed per lane, then unpacked).
+
+The entry point :func:`co2_stump_sgd` takes ``points = (X, y, rows, mult)``, the start ``(w, b, theta)``, the
+optimiser's ``settings`` and the ``stop`` rule.
 """
 
 from __future__ import annotations
@@ -251,7 +265,7 @@ def _term(z, yi, loss):
 
 
 @njit(**_INLINE)
-def _surrogate_pass(X, y, mult, n_points, wb, theta, side, refresh, prob, loss, zbuf):
+def _surrogate_pass(points, n_points, params, side, refresh, tables, zbuf):
     """Mean of eq. (10) over all points at the single parameter state ``(wb, theta)``.
 
     ``X`` holds the distinct rows of the node's ``n_points`` points, row i standing for ``mult[i]`` of them
@@ -265,6 +279,9 @@ def _surrogate_pass(X, y, mult, n_points, wb, theta, side, refresh, prob, loss, 
     leaves' log losses per class (see ``cached`` in :func:`sgd_epoch`); ``side`` and ``zbuf`` are per row.
     Four rows at a time with four partial sums (fixed order, so deterministic).
     """
+    X, y, mult = points
+    wb, theta = params
+    prob, loss = tables
     n = X.shape[0]
     _leaf_losses(theta, prob, loss)
     t0 = 0.0
@@ -312,11 +329,15 @@ def batch_bounds(n, batch_size):
 
 
 @njit(**_INLINE)
-def _momentum_step(wb, theta, v, vtheta, g, cnt, prob, m, eta, momentum, nu):
+def _momentum_step(params, moments, grads, prob, m, step):
     """One step of Alg. 1 lines 12-15 from a mini-batch of m points: ``g`` (p + 1) is the summed subgradient
     w.r.t. ``w~``, ``cnt`` (2, k) the labels counted at each point's winning leaf and ``prob`` the leaves'
     softmax at the batch's state; averages, momentum (``v <- momentum v - eta g; param <- param + v``) and the
     projection onto ``||w~||^2 <= nu`` (eq. (9)). Returns ``||w~||^2`` after the step."""
+    wb, theta = params
+    v, vtheta = moments
+    g, _, cnt = grads
+    eta, momentum, nu = step
     p1 = wb.shape[0]
     k = theta.shape[1]
     inv = 1.0 / m
@@ -344,7 +365,7 @@ def _momentum_step(wb, theta, v, vtheta, g, cnt, prob, m, eta, momentum, nu):
 
 
 @njit(**_INLINE)
-def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob, loss, g, cntl, cnt):
+def _surrogate_and_gradient(points, n_points, params, side, refresh, tables, grads):
     """:func:`_surrogate_pass` and, from the same margins, the subgradient of one batch holding all the
     points at the same state (what :func:`sgd_epoch` computes for a node of at most ``batch_size`` points):
     one pass per epoch instead of two. A distinct row stands for ``mult[i]`` equal points (same margin,
@@ -352,6 +373,10 @@ def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob
     the batch's sums up to their order. Returns the mean of eq. (10); fills ``prob``, ``loss``, ``g`` (p + 1, the
     summed subgradient w.r.t. ``w~``) and ``cnt`` (labels at each point's winning leaf), the signs ``side``
     refreshed first when ``refresh``."""
+    X, y, mult = points
+    wb, theta = params
+    prob, loss = tables
+    g, cntl, cnt = grads
     n, p = X.shape
     _leaf_losses(theta, prob, loss)
     _zero(g)
@@ -408,8 +433,7 @@ def _surrogate_and_gradient(X, y, mult, n_points, wb, theta, side, refresh, prob
 
 
 @njit(**_INLINE)
-def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, loss, cntl, cnt, cached,
-              zbuf):
+def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grads, cached, zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     ``perm`` lists the epoch's points in order as rows of ``X`` (a row repeats when the point does; ``y``,
@@ -420,13 +444,17 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
     left leaf wins and ``(1 - s) x~`` when the right one does, ``s = sgn(w_old . x~)`` — and of the winning
     leaf's log loss w.r.t. its theta (``softmax(theta) - e_y``); the gradients are averaged over the
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
-    onto ``||w~||^2 <= nu`` (eq. (9)) (:func:`_momentum_step`). ``wb``, ``theta``, ``v`` (p + 1) and
-    ``vtheta`` (2, k) are updated in place; ``g`` (p + 1), ``prob``, ``loss``, ``cnt`` (2, k) and ``cntl``
-    (4, k) (packed, see ``_PACK``) are scratch. With ``cached``, the first batch takes its margins ``zbuf[i]``, ``prob`` and
-    ``loss`` from the :func:`_surrogate_pass` just made at the same state. ``X`` may be float32 (the
+    onto ``||w~||^2 <= nu`` (eq. (9)) (:func:`_momentum_step`). ``params`` (``wb`` (p + 1), ``theta``) and
+    ``moments`` (``v``, ``vtheta`` (2, k)) are updated in place; ``grads`` (``g`` (p + 1), ``cntl`` (4, k) packed,
+    see ``_PACK``, ``cnt`` (2, k)) and ``tables`` are scratch. With ``cached``, the first batch takes its margins
+    ``zbuf[i]`` and ``tables`` from the :func:`_surrogate_pass` just made at the same state. ``X`` may be float32 (the
     products are accumulated in float64). Four points at a time: independent margins and count tables, one
     read-modify-write of ``g`` per four points. Returns the largest ``||w~||^2`` after any projection.
     """
+    X, y, _ = points  # mini-batches draw every point (perm repeats rows), so no multiplicities here
+    wb, theta = params
+    prob, loss = tables
+    g, cntl, cnt = grads
     n = perm.shape[0]
     p = X.shape[1]
     max_norm2 = 0.0
@@ -474,7 +502,7 @@ def sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, 
             t += 1
         g[p] = gb
         _sum_lanes(cntl, cnt)
-        norm2 = _momentum_step(wb, theta, v, vtheta, g, cnt, prob, stop - start, eta, momentum, nu)
+        norm2 = _momentum_step(params, moments, grads, prob, stop - start, step)
         if norm2 > max_norm2:
             max_norm2 = norm2
     return max_norm2
@@ -495,9 +523,12 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
 
 
 @njit(**_NJIT)
-def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, tau, tol,
-                  n_iter_no_change, patience, seed, history, tol_initial, rows, mult):
-    """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD.
+def co2_stump_sgd(points, start, settings, stop, seed, history):
+    """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD (Alg. 1).
+
+    ``points = (X, y, rows, mult)``, ``start = (w, b, theta)``, ``settings = (nu, eta, momentum, batch_size,
+    tau, patience)``, ``stop = (max_epochs, tol, n_iter_no_change, tol_initial)``; ``seed`` seeds the
+    shuffles, ``history`` receives the tracked surrogate.
 
     The n training points are given as distinct rows: point t is row ``rows[t]`` of ``X`` (u, p) with label
     ``y[rows[t]]``, and ``mult[i]`` (float) counts the points of row i (a bootstrap sample repeats points;
@@ -523,6 +554,10 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     ``||[w, b]||^2`` seen after any step, and the final rate. Labels are not checked here (callers do):
     a label outside ``0..k-1`` reads outside ``theta``'s tables.
     """
+    X, y, rows, mult = points
+    w, b, theta = start
+    nu, eta, momentum, batch_size, tau, patience = settings
+    max_epochs, tol, n_iter_no_change, tol_initial = stop
     u, p = X.shape
     n = rows.shape[0]
     k = theta.shape[1]
@@ -547,15 +582,20 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
         raise ValueError("co2_stump_sgd: a node of 2^26 points or more overflows the packed label counts")
     cntl = np.zeros((4, k))  # packed counts (see _PACK), zeroed here, then by _sum_lanes after every use
     zbuf = np.empty(u)
+    node = (X, y, mult)
+    params = (wb, theta)
+    moments = (v, vtheta)
+    tables = (prob, loss)
+    grads = (g, cntl, cnt)
 
     max_norm2 = 0.0
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
     single = n_batches == 1  # one batch at the surrogate pass's state: fused (_surrogate_and_gradient)
     if single:
-        current = _surrogate_and_gradient(X, y, mult, n, wb, theta, side, True, prob, loss, g, cntl, cnt)
+        current = _surrogate_and_gradient(node, n, params, side, True, tables, grads)
     else:
-        current = _surrogate_pass(X, y, mult, n, wb, theta, side, True, prob, loss, zbuf)
+        current = _surrogate_pass(node, n, params, side, True, tables, zbuf)
     history[0] = current
     best = current
     since_best = 0
@@ -563,20 +603,20 @@ def co2_stump_sgd(X, y, w, b, theta, nu, eta, momentum, batch_size, max_epochs, 
     n_epochs = 0
     for epoch in range(max_epochs):
         refresh = (epoch + 1) % tau == 0
+        step = (eta, momentum, nu)
         if single:  # one full batch: the order of the points does not change the step
-            m2 = _momentum_step(wb, theta, v, vtheta, g, cnt, prob, n, eta, momentum, nu)
+            m2 = _momentum_step(params, moments, grads, prob, n, step)
         else:
             shuffle_epoch(perm, state)
-            m2 = sgd_epoch(X, y, perm, n_batches, wb, theta, side, v, vtheta, eta, momentum, nu, g, prob, loss, cntl,
-                           cnt, True, zbuf)
+            m2 = sgd_epoch(node, perm, n_batches, params, moments, side, step, tables, grads, True, zbuf)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1
         previous = current
         if single:
-            current = _surrogate_and_gradient(X, y, mult, n, wb, theta, side, refresh, prob, loss, g, cntl, cnt)
+            current = _surrogate_and_gradient(node, n, params, side, refresh, tables, grads)
         else:
-            current = _surrogate_pass(X, y, mult, n, wb, theta, side, refresh, prob, loss, zbuf)
+            current = _surrogate_pass(node, n, params, side, refresh, tables, zbuf)
         history[epoch + 1] = current
         eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
         if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):

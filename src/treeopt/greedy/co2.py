@@ -160,11 +160,10 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
         w *= scale
         b *= scale
     history = np.empty(int(max_epochs) + 1)
-    b, n_epochs, max_norm2, eta = co2_stump_sgd(X, y, w, b, th, float(nu), float(learning_rate),
-                                                float(momentum), int(batch_size), int(max_epochs), int(tau),
-                                                float(tol), int(n_iter_no_change), int(patience),
-                                                np.uint64(seed), history, tol_reference == "initial",
-                                                np.arange(X.shape[0]), np.ones(X.shape[0]))
+    b, n_epochs, max_norm2, eta = co2_stump_sgd(
+        (X, y, np.arange(X.shape[0]), np.ones(X.shape[0])), (w, b, th),
+        (float(nu), float(learning_rate), float(momentum), int(batch_size), int(tau), int(patience)),
+        (int(max_epochs), float(tol), int(n_iter_no_change), tol_reference == "initial"), np.uint64(seed), history)
     return CO2Stump(w, float(b), th, history[:n_epochs + 1].copy(), float(max_norm2), float(eta))
 
 

@@ -362,4 +362,4 @@ def bounds(X, yi, Y, W, b, Theta, depth, kind, fast):
     return out
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 96a4f8e3514fead7
+# numba cache key: greedy/_co2_sgd.py 52fca61715addfa1
