@@ -2,8 +2,8 @@
 
 The parameters are the paper profile's own choices when its selections exist (``snakemake ... --config
 profile=paper`` has run the 30-tree validation of co2_forest and the 1000-tree q validation of rf):
-(nu, eta) from ``results/selection/{dataset}/co2_forest/co2_forest_size_oblique/n_estimators=30/seed0.yaml``
-and q from rf's selection, as the paper does. Otherwise the values below: the same seed-0 choices, copied from
+(nu, eta) from the 30-tree selection of co2_forest in co2_forest_size_oblique (``results/selection/{dataset}/co2_forest/
+...``, looked up in the paper profile's plan) and q from rf's selection, as the paper does. Otherwise the values below: the same seed-0 choices, copied from
 the last Table I run. The forest is refit on train+validation and tested once per seed; RF uses the same q.
 Needs the mirror (``data.mirror`` or ``TREEOPT_DATA_MIRROR``).
 
@@ -20,6 +20,7 @@ from sklearn.ensemble import RandomForestClassifier
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import get_method, resolve_value
+from treeopt.experiments.plan import build_plan
 from treeopt.experiments.selection import read_selection
 from treeopt.forest import CO2ForestClassifier
 
@@ -33,7 +34,14 @@ FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.01, max_features="p^0.5"),
             "letter_node": dict(nu=0.3, learning_rate=0.01, max_features="p^0.5", standardize="node"),
             "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node")}
 ROOT = Path(__file__).resolve().parents[1]
-SELECTION = "results/selection/{dataset}/{method}/co2_forest_size_oblique/n_estimators=30/seed{seed}.yaml"
+_PLANS = {}
+
+
+def paper_plan():
+    """The paper profile's plan: run folders and selection files are named by identity, found by experiment."""
+    if "paper" not in _PLANS:
+        _PLANS["paper"] = build_plan(load_config(ROOT / "config.yaml", ["profile=paper"]))
+    return _PLANS["paper"]
 
 
 def selection_path(setting, seed=0):
@@ -41,7 +49,9 @@ def selection_path(setting, seed=0):
     ``connect4_node`` (method co2_forest_node) for one forest seed; the file may not exist."""
     dataset = setting.removesuffix("_node")
     method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
-    return method, ROOT / SELECTION.format(dataset=dataset, method=method, seed=seed)
+    found = paper_plan().find("selection", experiment="co2_forest_size_oblique", method=method, dataset=dataset,
+                              seed=seed)
+    return method, ROOT / (found[0] if found else f"results/selection/{dataset}/{method}/not-planned/seed{seed}.yaml")
 
 
 def has_params(setting):
