@@ -54,10 +54,14 @@ def _report_availability():
     """Say where each data set of the profile comes from. Nothing is fetched here: a data set is downloaded only
     when a job that the requested targets need prepares it (the DAG is not known yet when this is printed)."""
     try:
-        from treeopt.data import availability
+        from treeopt.data import availability, data_settings
+        from treeopt.data.spec import mirror_problem
     except ImportError as exc:
         print(f"treeopt: data availability unknown ({exc})", file=sys.stderr)
         return
+    problem = mirror_problem(data_settings(config))
+    if problem:
+        print(f"treeopt: WARNING: {problem}", file=sys.stderr)
     by_source = {}
     for name in PLAN.datasets:
         try:

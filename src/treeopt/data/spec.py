@@ -105,6 +105,17 @@ def data_settings(config: Mapping[str, Any]) -> DataSettings:
     )
 
 
+def mirror_problem(settings: DataSettings) -> str | None:
+    """A warning when a mirror folder is set (env ``TREEOPT_DATA_MIRROR`` or ``data.mirror``) but does not exist;
+    None when it exists or none is set. Files with a ``mirror:`` key are then looked for in ``raw_dir`` and
+    downloaded, which a user of the mirror wants to know before a download starts."""
+    if settings.mirror is None or settings.mirror.is_dir():
+        return None
+    source = f"env {MIRROR_ENV}" if os.environ.get(MIRROR_ENV) else "data.mirror in the config"
+    return (f"the data mirror folder {settings.mirror} ({source}) does not exist: files with a mirror: key are "
+            f"looked for in {settings.raw_dir} and else downloaded")
+
+
 def load_config_datasets(config: Mapping[str, Any]) -> dict[str, DatasetSpec]:
     """Validate every ``datasets:`` entry of ``config`` and return them by name."""
     entries = config.get("datasets") or {}
