@@ -1,14 +1,19 @@
 """Turn the active profile into the list of files the workflow makes.
 
-Three kinds of run folder come out of an experiment (DESIGN.md "Runs"):
+Three kinds of run folder come out of an experiment (DESIGN.md "Runs"), each named by what it is
+(:mod:`treeopt.experiments.identity`: a readable slug and a hash of data, method, parameters, fit, ...), so
+experiments and profiles asking for the same run share it and runs that differ never share a folder:
 
-* candidate runs ``results/runs/{dataset}/{method}/{params-slug}/seed{seed}/``: fit on the training part,
-  scored on validation (ordinary runs, shared by every experiment that needs the same fit);
-* a selection ``results/selection/{dataset}/{method}/{experiment}/{point}/seed{seed}.yaml`` naming the
-  candidate with the best validation score, at each sweep point (or once, at ``select_at``);
-* final runs ``results/runs/{dataset}/{method}/final-{experiment}-{point}/seed{seed}/``: the chosen
-  parameters refit on train+validation and tested. Their folder name is fixed before the choice is known,
-  which keeps the Snakemake graph static (no checkpoints); ``params.yaml`` in it records the values.
+* candidate runs ``results/runs/{dataset}/{method}/{name}/seed{seed}/``: fit on the training part, scored on
+  validation;
+* a selection ``results/selection/{dataset}/{method}/{name}/seed{seed}.yaml`` naming the candidate with the
+  best validation score, at each sweep point (or once, at ``select_at``);
+* final runs ``results/runs/{dataset}/{method}/final-{name}/seed{seed}/``: the chosen parameters refit on
+  train+validation and tested. Their name (the selection's identity, not the choice) is fixed before the
+  choice is known, which keeps the Snakemake graph static (no checkpoints); ``params.yaml`` records the values.
+
+:attr:`Plan.legacy` maps each name to the names earlier versions gave the same thing
+(:mod:`treeopt.experiments.migrate` renames those folders); :meth:`Plan.find` looks runs up by experiment.
 
 A grid with a single combination needs no candidates and no selection: its final run's parameters are known
 from the config (this is also how sweeps without validation data, like the RGF paper's curves, are run).
@@ -17,8 +22,9 @@ A method entry may take a parameter from another method's selection (same profil
 
     inherit: {max_features: {method: rf, experiment: co2_forest_size}}
 
-The value is not known when the plan is made, so the run's slug carries the marker ``from-rf-co2_forest_size``
-(:class:`treeopt.experiments.params.Inherited`), the referenced selection YAML becomes an input of the run
+The value is not known when the plan is made, so the run's params hold an :class:`treeopt.experiments.params.
+Inherited` naming the selection it is read from (slug ``from-rf``; the hash covers that selection's identity),
+the referenced selection YAML becomes an input of the run
 (``RunSpec.inherit`` / ``FinalSpec.inherit``) and the runner puts the chosen value in. When the referenced
 method does not choose the parameter (it is fixed in its ``params``, or has a single grid value) the value is
 known from the config and put in directly; then there is no marker and no extra input.
@@ -28,7 +34,7 @@ sweep values are all scored from one fit, read off the fitted model at each size
 a boosted model after m iterations, RGF after m leaves; see :mod:`treeopt.experiments.staged`) instead of one
 run per value. ``all`` fits once at the largest value; a list of fit sizes (``{n_estimators: [30, 1000]}``)
 fits at each and scores every sweep value from the smallest fit that reaches it, so a cheap fit can finish
-before an expensive one. Such a final run's folder shows the fit size as ``n_estimators=staged1000``
+before an expensive one. Such a final run's folder shows the fit size as ``n_estimators-staged1000``
 (:attr:`FinalSpec.stages` holds the values it scores), and its selection, if any, is made at ``select_at`` or
 else at the fit size.
 """
