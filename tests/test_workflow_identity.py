@@ -159,6 +159,27 @@ def legacy_workflow(tmp_path, config=None):
     return root
 
 
+def test_migrate_lists_and_renames_earlier_folders_that_are_the_planned_runs(tmp_path, capsys, monkeypatch):
+    shutil.copytree(LEGACY / "results", tmp_path / "results")
+    shutil.copy(LEGACY / "config.yaml", tmp_path / "config.yaml")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "results").rglob("*"))
+    assert experiments_cli(["migrate", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "profile 'tiny': would rename 14, left 0 earlier folders where they are" in out  # 11 runs, 3 choices
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "results").rglob("*")) == before  # dry run
+    assert experiments_cli(["migrate"]) == 0
+    plan = plan_of(yaml.safe_load((tmp_path / "config.yaml").read_text()))
+    assert all((tmp_path / p).exists() for p in [*plan.runs, *plan.finals, *plan.selections])
+    selection = yaml.safe_load((tmp_path / plan.find("selection", experiment="tao")[0]).read_text())
+    assert all(c["run"] in plan.runs for c in selection["candidates"]) and selection["chosen_run"] in plan.runs
+    assert selection["renamed_from"] == "results/selection/wine/tao_oblique/tao/all/seed0.yaml"
+    capsys.readouterr()
+    assert experiments_cli(["migrate"]) == 0 and "would rename" not in capsys.readouterr().out  # nothing left
+    assert experiments_cli(["targets", "--experiment", "inheriting", "--where", "n_estimators=3"]) == 0
+    assert capsys.readouterr().out.split() == plan.find(experiment="inheriting", n_estimators=3)
+
+
 @pytest.mark.slow
 def test_earlier_run_folders_are_renamed_and_not_recomputed(tmp_path):
     root = legacy_workflow(tmp_path)

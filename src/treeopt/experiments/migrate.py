@@ -70,10 +70,10 @@ def _same(a, b):
 
 
 class _Checker:
-    """Decides whether an earlier folder or file is the thing a spec plans, reading each record once."""
+    """Decides whether an earlier folder or file is the thing a spec plans (None) or says why not."""
 
     def __init__(self, plan, root):
-        self.plan, self.root = plan, Path(root)
+        self.root = Path(root)
         self.old_to_new = {}  # earlier path -> new path, for every legacy name the plan knows
         for new, olds in plan.legacy.items():
             for old in olds:
