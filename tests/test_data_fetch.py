@@ -196,9 +196,23 @@ def test_missing_everywhere_names_url_and_mirror_path(tmp_path):
     url = (tmp_path / "nowhere.data").as_uri()
     cfg = config(tmp_path, {"toy": csv_entry(data={"url": url, "mirror": "toy/toy.data.gz"})},
                  tmp_path / "mirror")
-    with pytest.raises(DataUnavailableError) as err:
+    with pytest.raises(DataUnavailableError) as err, pytest.warns(DataWarning, match="mirror folder .* not exist"):
         prepare_split("toy", cfg, 0)
     assert url in str(err.value) and str(tmp_path / "mirror" / "toy" / "toy.data.gz") in str(err.value)
+
+
+def test_status_explains_its_labels_and_a_never_prepared_path_set_is_not_cached(tmp_path, capsys):
+    local = tmp_path / "mine.csv"
+    local.write_text(ROWS)
+    entry = {"task": "classification", "format": "uci_csv", "path": str(local), "split": "random"}
+    cfg = config(tmp_path, {"mine": entry}, tmp_path / "no_such_mirror")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    assert cli_main(["status", "--config", str(tmp_path / "config.yaml")]) == 0
+    out, err = capsys.readouterr()
+    row = next(line for line in out.splitlines() if line.startswith("mine"))
+    assert row.split()[4] == "local" and "cached" not in row
+    assert "local     read in place from its path: file(s), not parsed yet" in out  # each label shown is explained
+    assert f"the data mirror folder {tmp_path / 'no_such_mirror'} (data.mirror in the config) does not exist" in err
 
 
 def test_local_path_entry_needs_no_url(tmp_path):
@@ -207,8 +221,9 @@ def test_local_path_entry_needs_no_url(tmp_path):
     entry = {"task": "classification", "format": "uci_csv", "path": str(local),
              "sha256": sha(ROWS.encode()), "split": "random"}
     cfg = config(tmp_path, {"mine": entry})
-    assert availability("mine", cfg) == "cached"
+    assert availability("mine", cfg) == "local"  # read in place, never parsed: not "cached"
     split = load_split(prepare_split("mine", cfg, 3))
+    assert availability("mine", cfg) == "cached"
     assert split.X_train.shape[0] + split.X_val.shape[0] + split.X_test.shape[0] == 40
     assert split.split_seed == 3 and split.n_classes == 2
 

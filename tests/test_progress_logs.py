@@ -100,3 +100,21 @@ def test_rgf_warm_up_is_silent(caplog):
     with caplog.at_level(logging.INFO, logger="treeopt.boosting"):
         rgf_warm_up()
     assert _progress_lines(caplog, "treeopt.boosting") == []
+
+
+def test_a_co2_fit_says_before_its_kernels_load_that_compiling_may_take_a_while():
+    """The first CO2 fits of a fresh install sat silent for a minute while numba compiled (issue #29): a line
+    comes first, in a new process (the kernels of this one may be loaded already)."""
+    import subprocess
+    import sys
+
+    code = ("import logging; logging.basicConfig(level=logging.INFO, format='%(name)s %(message)s')\n"
+            "from sklearn.datasets import load_wine\n"
+            "from treeopt.forest import CO2ForestClassifier\n"
+            "CO2ForestClassifier(n_estimators=2, max_epochs=2, random_state=0).fit(*load_wine(return_X_y=True))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    first = next(i for i, line in enumerate(lines) if "loading the numba kernels" in line)
+    assert lines[first].startswith("treeopt.numba CO2ForestClassifier: loading the numba kernels")
+    assert first < next(i for i, line in enumerate(lines) if "trees fitted" in line)

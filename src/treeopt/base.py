@@ -1,5 +1,7 @@
 """Input validation shared by every treeopt estimator (scikit-learn conventions, clear errors)."""
 
+import logging
+
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -18,6 +20,17 @@ def validate_training_data(estimator, X, y, *, y_numeric=False):
     """Checked (X, y) for ``fit``: equal lengths, finite float64 X, 1-D y."""
     return validate_data(estimator, X, y, reset=True, dtype=np.float64, order="C", ensure_all_finite=True,
                          accept_sparse=False, y_numeric=y_numeric, multi_output=False)
+
+
+def note_kernel_compile(what, *kernels):
+    """Log one line (logger ``treeopt.numba``, which a run's log.txt records) before the first call of numba
+    ``kernels`` in this process: compiling them after an install or a code change takes a minute or more with
+    nothing else to show for it (later processes load numba's on-disk cache in seconds). Called by fits before
+    their first kernel call."""
+    if any(not kernel.signatures for kernel in kernels):
+        logging.getLogger("treeopt.numba").info(
+            "%s: loading the numba kernels; the first use after installing or changing the code compiles them "
+            "(a minute or more, silent), later runs load them from numba's cache", what)
 
 
 def encode_classes(y, *, min_classes=2):

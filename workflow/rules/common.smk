@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from treeopt.experiments.config import ConfigError, validate_config
+from treeopt.experiments.migrate import migrate
 from treeopt.experiments.params import plain_params
 from treeopt.experiments.plan import FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
 from treeopt.experiments.reports import FIGURES
@@ -28,6 +29,13 @@ try:
 except ConfigError as exc:  # e.g. an `inherit:` reference that cannot be followed
     raise WorkflowError(str(exc)) from None
 
+# Run folders and selection files of earlier versions (named by experiment, with commas) are renamed to their
+# identity names before Snakemake looks for outputs, after checking that each is the planned run: nothing is
+# computed twice, nothing is deleted (treeopt.experiments.migrate). Only the main process does it, not the jobs.
+if workflow.is_main_process:
+    for _line in migrate(PLAN).summary():
+        print(f"treeopt: {_line}", file=sys.stderr)
+
 # Jobs inherit these: one job's numba/BLAS threads match its Snakemake `threads`, so two jobs on two cores do
 # not fight over them (numba's parallel kernels slow down badly when oversubscribed).
 for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -46,10 +54,14 @@ def _report_availability():
     """Say where each data set of the profile comes from. Nothing is fetched here: a data set is downloaded only
     when a job that the requested targets need prepares it (the DAG is not known yet when this is printed)."""
     try:
-        from treeopt.data import availability
+        from treeopt.data import availability, data_settings
+        from treeopt.data.spec import mirror_problem
     except ImportError as exc:
         print(f"treeopt: data availability unknown ({exc})", file=sys.stderr)
         return
+    problem = mirror_problem(data_settings(config))
+    if problem:
+        print(f"treeopt: WARNING: {problem}", file=sys.stderr)
     by_source = {}
     for name in PLAN.datasets:
         try:
@@ -126,7 +138,7 @@ def run_inputs(wc):
 
 
 def selection_path(wc):
-    return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.experiment}/{wc.point}/seed{wc.seed}.yaml"
+    return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.selection}/seed{wc.seed}.yaml"
 
 
 def selection_of(wc):

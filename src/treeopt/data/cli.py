@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from .errors import ChecksumError, DataConfigError, DataFormatError, DataUnavailableError
-from .prepare import SPLIT_KEYS, availability, prepare_split, stored_shapes
-from .spec import data_settings, load_config_datasets
+from .prepare import AVAILABILITY_LABELS, SPLIT_KEYS, availability, prepare_split, stored_shapes
+from .spec import data_settings, load_config_datasets, mirror_problem
 
 
 def _read_config(path: str) -> dict:
@@ -85,7 +85,11 @@ def status_rows(config: dict, seed: int = 0) -> list[dict]:
 
 
 def cmd_status(args) -> int:
-    rows = status_rows(_read_config(args.config), args.seed)
+    config = _read_config(args.config)
+    problem = mirror_problem(data_settings(config))
+    if problem:
+        print(f"warning: {problem}", file=sys.stderr)
+    rows = status_rows(config, args.seed)
     if not rows:
         print("no datasets in config")
         return 0
@@ -94,6 +98,13 @@ def cmd_status(args) -> int:
     print("  ".join(c.ljust(width[c]) for c in cols))
     for r in rows:
         print("  ".join(str(r[c]).ljust(width[c]) for c in cols))
+    print("\navailability (where prepare would get the data; nothing is fetched by status):")
+    shown = {r["availability"] for r in rows}
+    for label, meaning in AVAILABILITY_LABELS.items():
+        if label in shown:
+            print(f"  {label:9s} {meaning}")
+    print(f"rows/features: the parsed table, when cached; train/val/test: split {args.seed}'s sizes, when "
+          f"prepared (--seed picks the split)")
     return 0
 
 

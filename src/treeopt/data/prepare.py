@@ -22,6 +22,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -30,11 +31,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .errors import DataFormatError
+from .errors import DataFormatError, DataWarning
 from .fetch import Opener, ensure_file, locate, pinned_sha256, sha256_file
 from .readers import FORMATS, Table, encode_labels
 from .scaling import apply_scaler, fit_scaler
-from .spec import DatasetSpec, DataSettings, data_settings, get_spec
+from .spec import DatasetSpec, DataSettings, data_settings, get_spec, mirror_problem
 from .splits import make_split
 from .synthetic import make_rgf_synthetic
 
@@ -88,6 +89,8 @@ def prepare_split(
     """
     settings = data_settings(config)
     spec = get_spec(name, config)
+    if any(fs.mirror for fs in spec.files.values()) and mirror_problem(settings):
+        warnings.warn(f"dataset {name!r}: {mirror_problem(settings)}", DataWarning, stacklevel=2)
     seed = int(split_seed)
     out = settings.processed_dir / name / f"split{seed}.npz"
     raw = raw_identity(spec, settings)
@@ -147,13 +150,23 @@ def load_split(path: str | os.PathLike) -> Split:
     return split
 
 
-def availability(name: str, config: Mapping[str, Any]) -> str:
-    """How ``prepare_split`` would get the data, without fetching anything.
+# What each label of :func:`availability` means (``python -m treeopt.data status`` prints it under the table).
+AVAILABILITY_LABELS = {
+    "generated": "made by code (synthetic data), nothing to fetch",
+    "bundled": "ships with scikit-learn",
+    "cached": "parsed already (processed_dir) from the raw files as they are now, or every raw file already "
+              "downloaded into raw_dir",
+    "local": "read in place from its path: file(s), not parsed yet",
+    "mirror": "read in place from the offline mirror folder (data.mirror / TREEOPT_DATA_MIRROR)",
+    "download": "at least one file is downloaded (and checked) when a job needs the data set",
+    "missing": "a path: file does not exist",
+}
 
-    ``generated`` (synthetic), ``bundled`` (ships with scikit-learn), ``missing`` (a local
-    ``path:`` file does not exist), ``cached`` (parsed already from the raw files as they are
-    now, or every raw file already local), ``mirror`` (read from the mirror), or ``download``
-    (at least one file must be downloaded).
+
+def availability(name: str, config: Mapping[str, Any]) -> str:
+    """How ``prepare_split`` would get the data, without fetching anything: one of
+    :data:`AVAILABILITY_LABELS` (``generated``, ``bundled``, ``cached``, ``local``, ``mirror``, ``download``,
+    ``missing``).
     """
     settings = data_settings(config)
     spec = get_spec(name, config)
@@ -170,7 +183,9 @@ def availability(name: str, config: Mapping[str, Any]) -> str:
     sources = {where.source for where in located}
     if "download" in sources:
         return "download"
-    return "mirror" if "mirror" in sources else "cached"
+    if "mirror" in sources:
+        return "mirror"
+    return "local" if "path" in sources else "cached"  # a path: file never parsed is not cached
 
 
 def stored_shapes(path: Path, keys=SPLIT_KEYS) -> dict[str, tuple[int, ...]]:

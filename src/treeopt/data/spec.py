@@ -105,6 +105,17 @@ def data_settings(config: Mapping[str, Any]) -> DataSettings:
     )
 
 
+def mirror_problem(settings: DataSettings) -> str | None:
+    """A warning when a mirror folder is set (env ``TREEOPT_DATA_MIRROR`` or ``data.mirror``) but does not exist;
+    None when it exists or none is set. Files with a ``mirror:`` key are then looked for in ``raw_dir`` and
+    downloaded, which a user of the mirror wants to know before a download starts."""
+    if settings.mirror is None or settings.mirror.is_dir():
+        return None
+    source = f"env {MIRROR_ENV}" if os.environ.get(MIRROR_ENV) else "data.mirror in the config"
+    return (f"the data mirror folder {settings.mirror} ({source}) does not exist: files with a mirror: key are "
+            f"looked for in {settings.raw_dir} and else downloaded")
+
+
 def load_config_datasets(config: Mapping[str, Any]) -> dict[str, DatasetSpec]:
     """Validate every ``datasets:`` entry of ``config`` and return them by name."""
     entries = config.get("datasets") or {}
@@ -171,6 +182,18 @@ def parse_entry(name: str, entry: Mapping[str, Any]) -> DatasetSpec:
         options=options, description=str(entry.get("description") or ""),
         papers=tuple(str(p) for p in papers),
     )
+
+
+def data_identity(spec: DatasetSpec) -> dict[str, Any]:
+    """What an entry's data is, for the identity of the runs made on it: everything that changes the prepared
+    arrays (task, format, options, split, scale with their defaults filled in, and each file's ``sha256``, or
+    its ``url``/``path`` where it has none); not where a copy is found (``mirror``) nor the description."""
+    files = {
+        role: {"sha256": sorted(fs.sha256)} if fs.sha256 else {"url": list(fs.urls), "path": fs.path}
+        for role, fs in sorted(spec.files.items())
+    }
+    return {"task": spec.task, "format": spec.format, "options": spec.options, "split": spec.split,
+            "scale": spec.scale, "files": files}
 
 
 def _reject_unknown(mapping: Mapping[str, Any], allowed, where: str) -> None:

@@ -8,8 +8,8 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import _fit_context
 
-from ..base import encode_classes, validate_training_data
-from ..greedy._co2_grow import feature_order_rows
+from ..base import encode_classes, note_kernel_compile, validate_training_data
+from ..greedy._co2_grow import feature_order_rows, grow_co2_tree
 from ..greedy.co2 import CO2TreeClassifier
 from ._progress import TreeProgress
 from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
@@ -97,6 +97,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         seeds = tree_seeds(self.random_state, self.n_estimators)
         order = np.empty((p, n), dtype=np.uint32)  # every feature's sorted rows, shared by the trees' axis searches
         progress = TreeProgress(type(self).__name__, len(seeds))
+        note_kernel_compile(type(self).__name__, feature_order_rows, grow_co2_tree)
 
         def fit_tree(seed):
             est = self._make_estimator().set_params(random_state=seed)

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
-from ..base import encode_classes, validate_training_data
+from ..base import encode_classes, note_kernel_compile, validate_training_data
 from ..trees import Tree
 from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, feature_order, grow_co2_tree, node_csr
 from ._co2_sgd import co2_stump_sgd
@@ -293,6 +293,8 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         split counts, not ``classes_``/``n_features_in_``. ``order`` is ``feature_order(X)`` (a forest
         computes it once for all its trees)."""
         p = X.shape[1]
+        kernels = (grow_co2_tree,) if order is not None else (feature_order, grow_co2_tree)
+        note_kernel_compile(type(self).__name__, *kernels)
         if order is None:
             order = feature_order(X)
         out = grow_co2_tree(X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes),
