@@ -10,7 +10,7 @@
 # this script did not write is there (then it stops and says so), creates a munge key if there is none, starts
 # munged, slurmctld and slurmd directly (no systemd or cgroups needed: proctrack/linuxproc, task/none), and waits
 # until sinfo shows the node idle. Running it again while the cluster is up does nothing.
-# The cluster has no job accounting (no slurmdbd): run Snakemake with `--slurm-status-command squeue`.
+# The cluster has no job accounting (no slurmdbd): the profile's status command, squeue, is what works here.
 #
 # What it starts and creates is written to $TREEOPT_SLURM_DIR/state (default /var/lib/treeopt-local-slurm);
 # stop reads it and stops only those processes (after cancelling the jobs still queued on this cluster). It never
@@ -28,7 +28,7 @@ WAIT_SECONDS="${TREEOPT_SLURM_WAIT:-90}"
 NODE="$(hostname -s)"
 
 say() { echo "local-cluster: $*"; }
-die() { echo "local-cluster: $*" >&2; exit "${2:-1}"; }
+die() { echo "local-cluster: $1" >&2; exit "${2:-1}"; }
 
 need_root() {
     [ "$(id -u)" -eq 0 ] || die "'$1' needs root: it installs packages, writes $CONF and starts daemons. Run: sudo $0 $1" 2
@@ -190,7 +190,7 @@ start() {
     start_daemon slurmctld "$STATE_DIR/slurmctld.pid" slurmctld -c -i
     start_daemon slurmd "$STATE_DIR/slurmd.pid" slurmd -N "$NODE"
     wait_idle
-    say "ready. This cluster has no job accounting: snakemake --workflow-profile profiles/slurm --slurm-status-command squeue"
+    say "ready: snakemake --workflow-profile profiles/slurm (no job accounting here; the profile asks squeue)"
 }
 
 # ---- stop ----------------------------------------------------------------------------------------------------
@@ -249,9 +249,9 @@ status() {
     if command -v sinfo >/dev/null && sinfo -h >/dev/null 2>&1; then
         sinfo -N -o '%N %t %c %m %P'
         if sacct -n -X -S now >/dev/null 2>&1; then
-            say "job accounting works: the SLURM profile's default status command (sacct) is fine"
+            say "job accounting works: squeue (the profile's) or --slurm-status-command sacct"
         else
-            say "no job accounting (sacct fails): add --slurm-status-command squeue"
+            say "no job accounting (sacct fails): keep the profile's --slurm-status-command squeue"
         fi
         return 0
     fi
