@@ -38,6 +38,7 @@ need_root() {
 record() { mkdir -p "$STATE_DIR"; echo "$*" >>"$STATE"; }
 recorded_pid() { [ -f "$STATE" ] && awk -v n="$1" '$1 == "pid" && $2 == n { p = $3 } END { if (p) print p }' "$STATE"; }
 forget_pid() { [ -f "$STATE" ] && sed -i "/^pid $1 /d" "$STATE" || true; }
+record_pid() { forget_pid "$1"; record "pid $1 $2"; }
 
 # alive NAME PID: the process exists and is still that daemon (a recycled pid is not ours)
 alive() { [ -n "${2:-}" ] && [ -r "/proc/$2/comm" ] && [ "$(cat "/proc/$2/comm")" = "$1" ]; }
@@ -139,7 +140,7 @@ start_munge() {
     else
         munged --force
     fi
-    record "pid munged $(cat "$MUNGE_RUN/munged.pid")"
+    record_pid munged "$(cat "$MUNGE_RUN/munged.pid")"
     say "started munged"
 }
 
@@ -160,7 +161,7 @@ start_daemon() {  # NAME PIDFILE COMMAND...
         sleep 0.2
     done
     [ -s "$pidfile" ] || die "$name wrote no pid file; see $STATE_DIR/$name.log" 5
-    record "pid $name $(cat "$pidfile")"
+    record_pid "$name" "$(cat "$pidfile")"
     say "started $name (pid $(cat "$pidfile"))"
 }
 
