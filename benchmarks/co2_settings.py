@@ -7,7 +7,9 @@ same seed-0 choices, copied from the last Table I run, so a fresh clone benchmar
 
 from pathlib import Path
 
+from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import get_method
+from treeopt.experiments.plan import build_plan
 from treeopt.experiments.selection import read_selection
 
 # The paper profile's seed-0 choices of the Table I run at the 10-epoch stop rule (results/paper/co2_table1.csv,
@@ -20,15 +22,25 @@ FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.01, max_features="p^0.5"),
             "letter_node": dict(nu=0.3, learning_rate=0.01, max_features="p^0.5", standardize="node"),
             "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node")}
 ROOT = Path(__file__).resolve().parents[1]
-SELECTION = "results/selection/{dataset}/{method}/co2_forest_size_oblique/n_estimators=30/seed{seed}.yaml"
+_PLANS = {}
+
+
+def paper_plan():
+    """The paper profile's plan: run folders and selection files are named by identity, found by experiment."""
+    if "paper" not in _PLANS:
+        _PLANS["paper"] = build_plan(load_config(ROOT / "config.yaml", ["profile=paper"]))
+    return _PLANS["paper"]
 
 
 def selection_path(setting, seed=0):
     """``(method, path)``: the workflow's 30-tree (nu, eta) selection file of a setting such as ``letter`` or
-    ``connect4_node`` (method co2_forest_node) for one forest seed; the file may not exist."""
+    ``connect4_node`` (method co2_forest_node) for one forest seed (co2_forest_size_oblique of the paper
+    profile); the file may not exist."""
     dataset = setting.removesuffix("_node")
     method = "co2_forest_node" if setting.endswith("_node") else "co2_forest"
-    return method, ROOT / SELECTION.format(dataset=dataset, method=method, seed=seed)
+    found = paper_plan().find("selection", experiment="co2_forest_size_oblique", method=method, dataset=dataset,
+                              seed=seed)
+    return method, ROOT / (found[0] if found else f"results/selection/{dataset}/{method}/not-planned/seed{seed}.yaml")
 
 
 def has_params(setting):

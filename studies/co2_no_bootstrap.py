@@ -7,7 +7,7 @@ that the workflow's 30-tree validation chose for seed s and the q that random fo
 (``results/selection``, git-ignored: run the workflow's ``co2_forest_size_oblique`` jobs of the set first), refit on
 train+validation with ``bootstrap=False`` and ``random_state=s``, scored on the test rows at 10 / 30 / 100 / 300 /
 1000 trees. Nothing is chosen here: the test error is reported beside the bagged Table I row of the same seed
-(``results/runs/.../final-co2_forest_size_oblique-n_estimators=staged1000/seed{s}``). The paper bags ("each tree is
+(the final runs of ``co2_forest_size_oblique``, looked up in the paper profile's plan). The paper bags ("each tree is
 built by using a new data set sampled uniformly with replacement", Sec. 5), so this is a diagnosis, not a Table I row.
 
     python studies/co2_no_bootstrap.py letter 0 1 2 > studies/results/co2_letter_no_bootstrap_seeds.log
@@ -29,15 +29,15 @@ from treeopt.experiments.tables import load_runs
 from treeopt.forest import CO2ForestClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from co2_settings import ROOT, selection_path  # noqa: E402 (the benchmark's setting, shared)
+from co2_settings import ROOT, paper_plan, selection_path  # noqa: E402 (the benchmark's setting, shared)
 
-RUN = ROOT / "results/runs/{dataset}/co2_forest/final-co2_forest_size_oblique-n_estimators=staged{n}/seed{seed}"
 SIZES = (10, 30, 100, 300, 1000)
 
 
 def bagged_row(dataset, seed):
     """Test error by forest size of the workflow's bagged Table I runs of this seed (None where missing)."""
-    runs = [Path(str(RUN).format(dataset=dataset, n=n, seed=seed)) for n in (30, 1000)]
+    runs = [ROOT / run for run in paper_plan().find(experiment="co2_forest_size_oblique", method="co2_forest",
+                                                    dataset=dataset, seed=seed)]
     table = load_runs([run for run in runs if (run / "metrics.json").is_file()])
     errors = {int(p["n_estimators"]): e for p, e in zip(table.get("params", []), table.get("test_error", []))}
     return {n: errors.get(n) for n in SIZES}

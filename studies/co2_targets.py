@@ -2,7 +2,7 @@
 
 The parameters are the paper profile's own choices when its selections exist (``snakemake ... --config
 profile=paper`` has run the 30-tree validation of co2_forest and the 1000-tree q validation of rf):
-(nu, eta) from ``results/selection/{dataset}/co2_forest/co2_forest_size_oblique/n_estimators=30/seed0.yaml``
+(nu, eta) from the 30-tree selection of co2_forest in co2_forest_size_oblique (``benchmarks/co2_settings.py`` finds it)
 and q from rf's selection, as the paper does. Otherwise the fixed seed-0 choices of ``benchmarks/co2_settings.py``.
 The forest is refit on train+validation and tested once per seed; RF uses the same q.
 Needs the mirror (``data.mirror`` or ``TREEOPT_DATA_MIRROR``).

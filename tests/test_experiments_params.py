@@ -49,11 +49,13 @@ def test_long_slugs_keep_a_hash_of_everything():
 
 
 def test_inherited_values_show_a_readable_marker():
-    marker = Inherited("rf", "co2_forest_size")
+    marker = Inherited("rf", "0123456789", legacy="from-rf-co2_forest_size")
+    # the label of earlier versions' folder names keeps their marker (to find those folders)
     assert params_slug({"nu": 1, "max_features": marker}) == "max_features=from-rf-co2_forest_size,nu=1"
     slugs = {params_slug({"max_features": v}) for v in (marker, Inherited("rf", "other"), Inherited("cart", "co2"),
                                                         "p^0.5", 3)}
     assert len(slugs) == 5
-    assert plain_params({"max_features": marker, "nu": 1}) == {"max_features": "from-rf-co2_forest_size", "nu": 1}
+    # the marker the run scripts get names the selection, not the experiment
+    assert plain_params({"max_features": marker, "nu": 1}) == {"max_features": "from-rf-0123456789", "nu": 1}
     assert is_inherit_marker(marker) and is_inherit_marker(str(marker))
     assert not is_inherit_marker("p^0.5") and not is_inherit_marker(None)

@@ -92,7 +92,9 @@ def test_plan_without_select_at_selects_at_every_sweep_value_and_single_grids_ne
     assert all(dict(f.params)["max_leaf_nodes"] == 4 for f in gbdt)
     assert len(plan.runs) == 2 * 2 * 2  # rf: 2 grid points x 2 sweep values x 2 seeds
     final_dirs = set(plan.finals)
-    assert "results/runs/wine/rf/final-forest-n_estimators=10/seed1" in final_dirs
+    one, = plan.find(experiment="forest", method="rf", dataset="wine", seed=1, n_estimators=10)
+    assert one in final_dirs and one.startswith("results/runs/wine/rf/final-") and one.endswith("/seed1")
+    assert "_n_estimators-10__" in one and "max_features-best" in one  # readable: sweep value, chosen parameter
     assert not final_dirs & set(plan.runs)
 
 
@@ -119,20 +121,20 @@ def inherit_config(**forest):
 def test_inheriting_runs_get_the_referenced_selection_as_input_and_a_marker_slug():
     plan = build_plan(inherit_config())
     for seed in (0, 1):
-        rf_selection = f"results/selection/wine/rf/forest/n_estimators=10/seed{seed}.yaml"
+        rf_selection, = plan.find("selection", experiment="forest", method="rf", dataset="wine", seed=seed)
         assert rf_selection in plan.selections
         co2 = sorted((r for r in plan.runs.values() if r.method == "co2_forest" and r.seed == seed),
-                     key=lambda r: r.slug)
-        assert [r.dir for r in co2] == [
-            f"results/runs/wine/co2_forest/max_features=from-rf-forest,n_estimators=3,nu={nu}/seed{seed}"
-            for nu in (1, 10)]
+                     key=lambda r: dict(r.params)["nu"])
+        assert [r.dir.rpartition("__")[0] for r in co2] == [
+            f"results/runs/wine/co2_forest/max_features-from-rf_n_estimators-3_nu-{nu}" for nu in (1, 10)]
         assert all(r.inherit == (("max_features", rf_selection),) for r in co2)
-        assert all(dict(r.params)["max_features"] == Inherited("rf", "forest") for r in co2)
+        key = plan.selections[rf_selection].key  # the marker names the selection it is read from
+        assert all(dict(r.params)["max_features"] == Inherited("rf", key) for r in co2)
         finals = [f for f in plan.finals.values() if f.experiment == "oblique" and f.seed == seed]
         assert len(finals) == 2 * 2 and all(f.inherit == (("max_features", rf_selection),) for f in finals)
         # oc1_forest has a single grid point: no selection of its own, its final runs read rf's choice
         oc1 = [f for f in finals if f.method == "oc1_forest"]
-        assert all(f.selection is None and plain_params(f.params)["max_features"] == "from-rf-forest" for f in oc1)
+        assert all(f.selection is None and plain_params(f.params)["max_features"] == f"from-rf-{key}" for f in oc1)
     # the referenced experiment itself is untouched
     assert not [r for r in plan.runs.values() if r.method == "rf" and r.inherit]
 
@@ -144,7 +146,7 @@ def test_a_value_the_referenced_method_does_not_choose_is_put_in_directly():
     plan = build_plan(config)
     co2 = [r for r in plan.runs.values() if r.method == "co2_forest"]
     assert co2 and all(dict(r.params)["max_features"] == "p^0.5" and r.inherit == () for r in co2)
-    assert all("max_features=p^0.5" in r.slug for r in co2)
+    assert all("max_features-p0.5" in r.slug for r in co2)
     # a single-point grid has no selection at all: its value is known from the config
     config["profiles"]["p"]["experiments"]["forest"]["methods"]["rf"] = {"grid": {"max_features": [7]}}
     plan = build_plan(config)
@@ -157,9 +159,11 @@ def test_inherit_follows_a_chain_of_references_to_the_selection():
         "max_features": {"method": "co2_forest", "experiment": "oblique"}}
     plan = build_plan(config)
     oc1 = [f for f in plan.finals.values() if f.method == "oc1_forest" and f.seed == 0]
-    assert oc1 and all(f.inherit == (("max_features", "results/selection/wine/rf/forest/n_estimators=10/seed0.yaml"),)
-                       for f in oc1)
-    assert all(str(dict(f.params)["max_features"]) == "from-co2_forest-oblique" for f in oc1)
+    rf_selection, = plan.find("selection", experiment="forest", method="rf", seed=0)
+    assert oc1 and all(f.inherit == (("max_features", rf_selection),) for f in oc1)
+    # the marker names the selection at the end of the chain (rf's); the legacy text, the reference followed
+    assert all(dict(f.params)["max_features"] == Inherited("rf", plan.selections[rf_selection].key) for f in oc1)
+    assert all(dict(f.params)["max_features"].legacy == "from-co2_forest-oblique" for f in oc1)
 
 
 def _co2_entry(config):
@@ -208,12 +212,13 @@ def test_a_dotted_inherit_takes_the_choice_at_the_same_sweep_value_into_a_dict_p
     plan = build_plan(config)
     for seed in (0, 1):
         for depth in (2, 4):
-            co2 = f"results/selection/wine/co2_tree/forest/max_depth={depth}/seed{seed}.yaml"
+            co2, = plan.find("selection", method="co2_tree", seed=seed, max_depth=depth)
             assert co2 in plan.selections
             ng = [r for r in plan.runs.values()
                   if r.method == "nongreedy_tree" and r.seed == seed and dict(r.params)["max_depth"] == depth]
             assert len(ng) == 2 and all(r.inherit == (("init_params.nu", co2),) for r in ng)
-            assert all(dict(r.params)["init_params.nu"] == Inherited("co2_tree", "forest") for r in ng)
+            assert all(dict(r.params)["init_params.nu"] == Inherited("co2_tree", plan.selections[co2].key)
+                       for r in ng)
             finals = [f for f in plan.finals.values() if f.method == "nongreedy_tree" and f.seed == seed
                       and dict(f.point)["max_depth"] == depth]
             assert len(finals) == 1 and finals[0].inherit == (("init_params.nu", co2),)

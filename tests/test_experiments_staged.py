@@ -99,13 +99,17 @@ class LeafStaged:
 
 def test_declared_stage_sizes_pick_the_last_stage_not_above_each_value():
     X, y = np.zeros((4, 1)), np.array([1, 1, 0, 0])
-    stages = staged_scores(LeafStaged(), "classification", "max_leaf_nodes", [50, 150, 300, 1000],
-                           {"train": (X, y), "val": (X[:0], y[:0]), "test": (X, y)})
-    # 50 lies below every stage: not scored; 150 -> the 100-leaf stage; 1000 -> the last (300)
+    parts = {"train": (X, y), "val": (X[:0], y[:0]), "test": (X, y)}
+    stages = staged_scores(LeafStaged(), "classification", "max_leaf_nodes", [150, 300, 1000], parts)
+    # 150 -> the 100-leaf stage; 1000 -> the last (300)
     assert [(s["max_leaf_nodes"], s["stage_value"]) for s in stages] == [(150, 100), (300, 300), (1000, 300)]
     assert [s["test"]["accuracy"] for s in stages] == [75.0, 75.0, 75.0]
     assert stages[1]["tree"] == {"n_trees": 2, "n_leaves_total": 300}
     assert [s["train"]["error"] for s in stages] == [25.0, 25.0, 25.0]
+    # a value below every stage (50 leaves; n_estimators 0) has nothing to be scored at: an error, not a row
+    # that silently goes missing from the table
+    with pytest.raises(ValueError, match="max_leaf_nodes=50 is below the smallest stage"):
+        staged_scores(LeafStaged(), "classification", "max_leaf_nodes", [50, 150], parts)
 
 
 def test_fit_sizes_group_the_sweep_values_and_bad_entries_are_errors():
@@ -130,12 +134,13 @@ def staged_config(**experiment):
 def test_a_staged_plan_has_one_final_run_per_fit_size():
     plan = build_plan(staged_config())
     final, = plan.finals.values()
-    assert final.dir == "results/runs/wine/rf/final-forest-n_estimators=staged30/seed0"
+    assert final.dir.startswith("results/runs/wine/rf/final-max_features-best_n_estimators-staged30__")
     assert dict(final.point) == {"n_estimators": 30} and final.stages == (("n_estimators", (1, 3, 10, 30)),)
     assert dict(final.selection.at) == {"n_estimators": 10}  # selection unchanged by staging
     plan = build_plan(staged_config(staged={"n_estimators": [3, 30]}))
-    assert sorted(plan.finals) == ["results/runs/wine/rf/final-forest-n_estimators=staged3/seed0",
-                                   "results/runs/wine/rf/final-forest-n_estimators=staged30/seed0"]
+    assert sorted(d.rpartition("__")[0] for d in plan.finals) == [
+        "results/runs/wine/rf/final-max_features-best_n_estimators-staged3",
+        "results/runs/wine/rf/final-max_features-best_n_estimators-staged30"]
 
 
 def test_the_config_check_names_a_bad_staged_entry():

@@ -50,7 +50,9 @@ def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-3000:]
-    assert "results/runs/lfw_parts/seg_co2/final-co2_segmentation_trees-n_estimators=32/seed0" in out
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    seg_co2, = plan.find(experiment="co2_segmentation_trees", method="seg_co2", n_estimators=32)
+    assert seg_co2 in out
     # the segmentation runs ask for the window matrices' memory and two days; tables for 1 GB / 10 min
     assert "mem_mb=13808" in out and "runtime=2880" in out
     assert "mem_mb=1000" in out

@@ -47,12 +47,28 @@ TINY_INHERIT = {
                                  "max_features": {"method": "rf", "experiment": "inheriting"}}}}},
     }}},
 }
-Q_SELECTION = "results/selection/wine/rf/q/n_estimators=4/seed0.yaml"
+
+
+def plan_of(config):
+    """The workflow's plan of a test config (run folders are named by identity: look them up by experiment)."""
+    from treeopt.experiments.config import validate_config
+    from treeopt.experiments.plan import build_plan
+
+    return build_plan(validate_config(copy.deepcopy(config)))
+
+
+def final_dir(config, experiment, method, **point):
+    found = plan_of(config).find(experiment=experiment, method=method, **point)
+    assert len(found) == 1, found
+    return found[0]
+
+
+Q_SELECTION, = plan_of(TINY_INHERIT).find("selection", experiment="q")
 
 
 def snakemake(workdir, *args):
     cmd = [sys.executable, "-m", "snakemake", "-s", str(workdir / "Snakefile"), "-d", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900)  # generous: shared CI machines
 
 
 def copy_workflow(root, config):
@@ -90,10 +106,11 @@ def test_tables_and_figures_are_made(finished):
 
 
 def test_selection_and_final_runs_follow_the_protocol(finished):
-    sel = yaml.safe_load((finished / "results/selection/wine/cart/depth/max_depth=3/seed0.yaml").read_text())
+    selection, = plan_of(TINY).find("selection", experiment="depth", max_depth=3)
+    sel = yaml.safe_load((finished / selection).read_text())
     scores = [c["val"]["accuracy"] for c in sel["candidates"]]
     assert sel["chosen"] == sel["candidates"][scores.index(max(scores))]["params"]
-    final = finished / "results/runs/wine/cart/final-depth-max_depth=3/seed0"
+    final = finished / final_dir(TINY, "depth", "cart", max_depth=3)
     setup = yaml.safe_load((final / "params.yaml").read_text())
     assert setup["params"] == sel["chosen"] and setup["fit_on"] == "trainval"
     metrics = yaml.safe_load((final / "metrics.json").read_text())
@@ -101,7 +118,7 @@ def test_selection_and_final_runs_follow_the_protocol(finished):
     assert metrics["n_val"] == 0 and metrics["n_train"] == candidate["n_train"] + candidate["n_val"]
     # the forest had nothing to choose: no selection file, parameters straight from the config
     assert not (finished / "results/selection/wine/rf").exists()
-    rf = yaml.safe_load((finished / "results/runs/wine/rf/final-forest-n_estimators=5/seed0/params.yaml").read_text())
+    rf = yaml.safe_load((finished / final_dir(TINY, "forest", "rf", n_estimators=5) / "params.yaml").read_text())
     assert rf["params"] == {"max_depth": 3, "n_estimators": 5}
 
 
@@ -146,16 +163,18 @@ def test_dry_run_orders_inheriting_runs_after_the_selection_they_read(tmp_path):
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = dry_run_jobs(dry.stdout + dry.stderr)
     assert [j["rule"] for j in jobs if j.get("output") == Q_SELECTION] == ["select"]
-    marked = [j for j in jobs if j["rule"] == "candidate_run" and "max_features=from-rf-q" in j["output"]]
-    assert sorted(j["output"] for j in marked) == [
-        f"results/runs/wine/rf/max_depth={d},max_features=from-rf-q,n_estimators=3/seed0" for d in (2, 4)]
-    finals = [j for j in jobs if j["rule"] == "final_run" and "final-inheriting" in j["output"]]
+    marked = [j for j in jobs if j["rule"] == "candidate_run" and "max_features-from-rf" in j["output"]]
+    assert sorted(j["output"].rpartition("__")[0] for j in marked) == [
+        f"results/runs/wine/rf/max_depth-{d}_max_features-from-rf_n_estimators-3" for d in (2, 4)]
+    plan = plan_of(TINY_INHERIT)
+    inheriting = set(plan.find(experiment="inheriting") + plan.find(experiment="inheriting_fixed"))
+    finals = [j for j in jobs if j["rule"] == "final_run" and j["output"] in inheriting]
     assert len(finals) == 3
     for job in marked + finals:  # waits for q's selection: an input made by another job
         assert Q_SELECTION in job["input"].split(", ")
         assert Q_SELECTION in job["reason"].partition("Input files updated by another job: ")[2]
     # q's own candidates do not wait for anything but the split
-    q_runs = [j for j in jobs if j["rule"] == "candidate_run" and "n_estimators=4" in j["output"]]
+    q_runs = [j for j in jobs if j["rule"] == "candidate_run" and "n_estimators-4_" in j["output"]]
     assert len(q_runs) == 2 and all(j["input"] == "data/processed/wine/split0.npz" for j in q_runs)
 
 
@@ -181,18 +200,21 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
     root = inherit_finished
     chosen = yaml.safe_load((root / Q_SELECTION).read_text())["chosen"]["max_features"]
     assert chosen in (1, "p^0.9")
-    runs = root / "results/runs/wine/rf"
-    inheriting = [runs / f"max_depth={d},max_features=from-rf-q,n_estimators=3/seed0" for d in (2, 4)]
-    finals = [runs / f"final-inheriting-n_estimators={n}/seed0" for n in (2, 3)]
-    for run in [*inheriting, *finals, runs / "final-inheriting_fixed-n_estimators=5/seed0"]:
+    plan = plan_of(TINY_INHERIT)
+    inheriting = [root / r.dir for r in plan.runs.values() if dict(r.params).get("n_estimators") == 3]
+    assert len(inheriting) == 2
+    finals = [root / final_dir(TINY_INHERIT, "inheriting", "rf", n_estimators=n) for n in (2, 3)]
+    fixed_final = root / final_dir(TINY_INHERIT, "inheriting_fixed", "rf")
+    for run in [*inheriting, *finals, fixed_final]:
         setup = yaml.safe_load((run / "params.yaml").read_text())
         metrics = json.loads((run / "metrics.json").read_text())
         assert setup["params"]["max_features"] == metrics["params"]["max_features"] == chosen, run
         assert setup["inherited"] == {"max_features": Q_SELECTION}
-    own = yaml.safe_load((root / "results/selection/wine/rf/inheriting/n_estimators=3/seed0.yaml").read_text())
+    own_selection, = plan.find("selection", experiment="inheriting")
+    own = yaml.safe_load((root / own_selection).read_text())
     assert own["chosen"]["max_features"] == chosen
     assert {c["params"]["max_features"] for c in own["candidates"]} == {chosen}
-    fixed = yaml.safe_load((runs / "final-inheriting_fixed-n_estimators=5/seed0/params.yaml").read_text())
+    fixed = yaml.safe_load((fixed_final / "params.yaml").read_text())
     assert fixed["params"] == {"max_depth": 3, "max_features": chosen, "n_estimators": 5}
     # the rerun command in params.yaml reproduces the run with the resolved value
     from treeopt.experiments.runner import rerun
@@ -211,7 +233,7 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
 
 def test_report_builds_a_partial_table_from_the_final_runs_that_exist(tmp_path):
     root = copy_workflow(tmp_path, TINY)
-    one = "results/runs/wine/rf/final-forest-n_estimators=2/seed0"
+    one = final_dir(TINY, "forest", "rf", n_estimators=2)
     done = snakemake(root, "--cores", "1", one)
     assert done.returncode == 0, done.stderr[-3000:]
     cmd = [sys.executable, "-m", "treeopt.experiments", "report", "co2_table1", "--out", "partial"]

@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from treeopt.experiments.config import ConfigError, validate_config
+from treeopt.experiments.migrate import migrate
 from treeopt.experiments.params import plain_params
 from treeopt.experiments.plan import FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
 from treeopt.experiments.reports import FIGURES
@@ -27,6 +28,13 @@ try:
     PLAN = build_plan(config)
 except ConfigError as exc:  # e.g. an `inherit:` reference that cannot be followed
     raise WorkflowError(str(exc)) from None
+
+# Run folders and selection files of earlier versions (named by experiment, with commas) are renamed to their
+# identity names before Snakemake looks for outputs, after checking that each is the planned run: nothing is
+# computed twice, nothing is deleted (treeopt.experiments.migrate). Only the main process does it, not the jobs.
+if workflow.is_main_process:
+    for _line in migrate(PLAN).summary():
+        print(f"treeopt: {_line}", file=sys.stderr)
 
 # Jobs inherit these: one job's numba/BLAS threads match its Snakemake `threads`, so two jobs on two cores do
 # not fight over them (numba's parallel kernels slow down badly when oversubscribed).
@@ -126,7 +134,7 @@ def run_inputs(wc):
 
 
 def selection_path(wc):
-    return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.experiment}/{wc.point}/seed{wc.seed}.yaml"
+    return f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{wc.selection}/seed{wc.seed}.yaml"
 
 
 def selection_of(wc):

@@ -1,19 +1,27 @@
 # Candidate runs (fit on train, score on validation), selection, and final runs (refit on train+validation).
-# Final-run folders are named "final-{experiment}-{point}" before the choice is known, so the graph is
-# static: no checkpoints, and `snakemake -n` shows every job. A single-point grid has no selection step.
-# A parameter inherited from another method's selection (`inherit:`) shows as `from-{method}-{experiment}` in
-# the run's folder name; that selection YAML is an input of the run, and the script puts the chosen value in.
-# A staged sweep (`staged:`) has one final run per fit size ("n_estimators=staged1000"), scored at every
-# sweep value it covers.
+# Folders are named by what the run is (treeopt.experiments.identity): a readable slug of the parameters and a
+# hash of data set entry, method, parameters and (final runs) the selection they come from, e.g.
+# "final-C-best_max_depth-6__9e01d2c3b4" for a final run whose C is chosen on validation. The name is fixed
+# before the choice is known, so the graph is static: no checkpoints, and `snakemake -n` shows every job. A
+# single-point grid has no selection step. A parameter inherited from another method's selection (`inherit:`)
+# shows as `from-{method}`; that selection YAML is an input of the run, and the script puts the chosen value
+# in. A staged sweep (`staged:`) has one final run per fit size ("n_estimators-staged1000"), scored at every
+# sweep value it covers. Names use letters, digits and . _ + - only (shell- and cluster-safe).
 
 
+from treeopt.experiments.identity import SAFE_COMPONENT
 from treeopt.experiments.resources import run_mem_mb, run_runtime
+
+SAFE_NAME = SAFE_COMPONENT.pattern
 
 
 wildcard_constraints:
     dataset=r"[^/]+",
     method=r"[^/]+",
     seed=r"\d+",
+    params=rf"(?!{FINAL_PREFIX}){SAFE_NAME}",
+    selection=SAFE_NAME,
+    final=SAFE_NAME,
 
 
 rule candidate_run:
@@ -23,8 +31,6 @@ rule candidate_run:
         run=directory(f"{RUNS_DIR}/{{dataset}}/{{method}}/{{params}}/seed{{seed}}"),
     log:
         f"{LOGS}/runs/{{dataset}}/{{method}}/{{params}}/seed{{seed}}.log",
-    wildcard_constraints:
-        params=rf"(?!{FINAL_PREFIX})[^/]+",
     conda:
         "../../environment.yml"
     threads: PLAN.n_jobs
@@ -34,7 +40,7 @@ rule candidate_run:
     params:
         hyper=lambda wc, output: plain_params(PLAN.lookup("run", output.run).params),
         inherit=lambda wc, output: dict(PLAN.lookup("run", output.run).inherit),
-        save_model=PLAN.save_models,
+        save_model=lambda wc, output: PLAN.lookup("run", output.run).save_model,
     script:
         "../scripts/train.py"
 
@@ -43,9 +49,9 @@ rule select:
     input:
         runs=lambda wc: [run.dir for run in selection_of(wc).candidates],
     output:
-        f"{SELECTION_DIR}/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.yaml",
+        f"{SELECTION_DIR}/{{dataset}}/{{method}}/{{selection}}/seed{{seed}}.yaml",
     log:
-        f"{LOGS}/selection/{{dataset}}/{{method}}/{{experiment}}/{{point}}/seed{{seed}}.log",
+        f"{LOGS}/selection/{{dataset}}/{{method}}/{{selection}}/seed{{seed}}.log",
     conda:
         "../../environment.yml"
     resources:
@@ -53,7 +59,6 @@ rule select:
         runtime=5,
     params:
         metric=lambda wc: selection_of(wc).metric,
-        at=lambda wc: dict(selection_of(wc).at),
     script:
         "../scripts/select.py"
 
@@ -72,12 +77,11 @@ rule final_run:
         mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, final_of(wc), threads),
         runtime=lambda wc: run_runtime(PLAN.profile, final_of(wc)),
     params:
-        experiment=lambda wc: final_of(wc).experiment,
         point=lambda wc: dict(final_of(wc).point),
         refit=lambda wc: final_of(wc).refit,
         fixed=lambda wc: None if final_of(wc).params is None else plain_params(final_of(wc).params),
         inherit=lambda wc: dict(final_of(wc).inherit),
         stages=lambda wc: {param: list(values) for param, values in final_of(wc).stages},
-        save_model=PLAN.save_models,
+        save_model=lambda wc: final_of(wc).save_model,
     script:
         "../scripts/final.py"

@@ -5,5 +5,4 @@ from treeopt.experiments.selection import select_runs
 sm = snakemake  # noqa: F821
 with logged(sm.log):
     select_runs(list(sm.input.runs), sm.params.metric, sm.output[0],
-                info={"experiment": sm.wildcards.experiment, "dataset": sm.wildcards.dataset,
-                      "method": sm.wildcards.method, "seed": int(sm.wildcards.seed), "at": sm.params.at})
+                info={"dataset": sm.wildcards.dataset, "method": sm.wildcards.method, "seed": int(sm.wildcards.seed)})

@@ -173,6 +173,18 @@ def parse_entry(name: str, entry: Mapping[str, Any]) -> DatasetSpec:
     )
 
 
+def data_identity(spec: DatasetSpec) -> dict[str, Any]:
+    """What an entry's data is, for the identity of the runs made on it: everything that changes the prepared
+    arrays (task, format, options, split, scale with their defaults filled in, and each file's ``sha256``, or
+    its ``url``/``path`` where it has none); not where a copy is found (``mirror``) nor the description."""
+    files = {
+        role: {"sha256": sorted(fs.sha256)} if fs.sha256 else {"url": list(fs.urls), "path": fs.path}
+        for role, fs in sorted(spec.files.items())
+    }
+    return {"task": spec.task, "format": spec.format, "options": spec.options, "split": spec.split,
+            "scale": spec.scale, "files": files}
+
+
 def _reject_unknown(mapping: Mapping[str, Any], allowed, where: str) -> None:
     if not isinstance(mapping, Mapping):
         raise DataConfigError(f"{where}: must be a mapping")

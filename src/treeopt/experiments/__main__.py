@@ -2,8 +2,20 @@
 
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
     python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
+    python -m treeopt.experiments targets --set profile=paper --experiment tao_table1 [--dataset letter] ...
+    python -m treeopt.experiments migrate [--set profile=paper] [--dry-run]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER [--force]
     python -m treeopt.experiments report co2_table1 --set profile=paper [--out results/paper]
+
+``targets`` prints the final run folders (or ``--selections``: the selection files) of an experiment, one per
+line, to hand to Snakemake: ``snakemake --cores 2 --config profile=paper -- $(python -m treeopt.experiments
+targets --set profile=paper --experiment tao_table1 --dataset letter)``. Run folders are named by what the
+run is (:mod:`treeopt.experiments.identity`), not by experiment, so this is how to find an experiment's runs.
+``--where n_estimators=30`` keeps those at a sweep value (a staged final run: its fit size).
+
+``migrate`` renames the run folders and selection files of earlier versions (named by experiment, with
+commas) that the profile plans, after checking each is the planned run (:mod:`treeopt.experiments.migrate`);
+Snakemake does the same when it starts. ``--dry-run`` lists what it would rename and what it leaves alone.
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
 exist, and says how many are missing: a look at a long profile while it runs, or a partial table when only
@@ -18,6 +30,8 @@ only a run's files); any other non-empty folder is refused, with or without ``--
 import argparse
 import sys
 from collections import Counter
+
+import yaml
 
 from .config import ConfigError, load_config
 from .plan import build_plan
@@ -60,6 +74,42 @@ def _report(args):
     return 0
 
 
+def _targets(args):
+    plan = build_plan(_config(args))
+    point = dict(_parse_where(w) for w in args.where)
+    found = plan.find("selection" if args.selections else "final", experiment=args.experiment,
+                      method=args.method, dataset=args.dataset, seed=args.seed, **point)
+    if not found:
+        print(f"profile {plan.profile!r} plans nothing that matches", file=sys.stderr)
+        return 1
+    print("\n".join(found))
+    return 0
+
+
+def _parse_where(text):
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ConfigError(f"--where {text!r} is not key=value")
+    return key, yaml.safe_load(value)
+
+
+def _migrate(args):
+    from .migrate import migrate
+
+    config = _config(args)
+    profiles = list(config["profiles"]) if args.all_profiles else [config["profile"]]
+    for name in profiles:
+        config["profile"] = name
+        done = migrate(build_plan(config), dry_run=args.dry_run)
+        verb = "would rename" if args.dry_run else "renamed"
+        print(f"profile {name!r}: {verb} {len(done.renamed)}, left {len(done.refused)} earlier folders where they are")
+        for old, new in done.renamed:
+            print(f"  {verb}: {old} -> {new}")
+        for old, why in done.refused:
+            print(f"  left: {old}: {why}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m treeopt.experiments", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +119,21 @@ def main(argv=None):
         p.add_argument("--config", default="config.yaml")
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override like snakemake --config, e.g. profile=paper")
+    p = sub.add_parser("targets", help="the final run folders (or selection files) of an experiment, one per line")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--experiment")
+    p.add_argument("--method")
+    p.add_argument("--dataset")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--where", action="append", default=[], metavar="PARAM=VALUE",
+                   help="only those at this sweep value (repeatable)")
+    p.add_argument("--selections", action="store_true", help="selection files instead of final run folders")
+    p = sub.add_parser("migrate", help="rename run folders of earlier versions to their new names")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be renamed")
+    p.add_argument("--all-profiles", action="store_true", help="every profile of the config, not only the active one")
     p = sub.add_parser("report", help="build a table and its figures from the final runs that exist so far")
     p.add_argument("table")
     p.add_argument("--config", default="config.yaml")
@@ -96,6 +161,10 @@ def main(argv=None):
                 print(f"  -> {path}")
         elif args.command == "report":
             return _report(args)
+        elif args.command == "targets":
+            return _targets(args)
+        elif args.command == "migrate":
+            return _migrate(args)
         else:
             result = rerun(args.params_yaml, args.out, force=args.force)
             print(f"{args.out}: test {result['test']}")

@@ -3,7 +3,10 @@
 The schema (``workflow/schemas/config.schema.yaml``, also used by the Snakefile) forbids unknown keys at every
 level; the error names the key and suggests the nearest allowed one. The second pass checks names against the
 code: methods are registered, reports exist, grid parameters are constructor arguments of the estimator,
-experiments only use data sets that have an entry, and every ``inherit:`` reference can be followed.
+experiments only use data sets that have an entry, and every ``inherit:`` reference can be followed; and every
+hyper-parameter value against the estimator's own constraints (:mod:`treeopt.experiments.values`), so a bad
+value stops ``check`` and ``snakemake -n`` instead of a job hours later. Exponent spellings such as ``3e-3``,
+strings to YAML 1.1, are read as numbers in the profiles first.
 """
 
 import copy
@@ -103,11 +106,16 @@ def _data_problems(config):
     return []
 
 
+# results/{profile}/ holds a profile's tables: these names are the run, selection and log folders
+RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
+
+
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
     from .methods import METHODS, get_method
     from .plan import inherit_problems, staged_fits  # the plan's own checks give the same messages here
     from .reports import REPORTS
+    from .values import parameter_problems
 
     problems = []
     datasets = config.get("datasets") or {}
@@ -115,6 +123,11 @@ def check_semantics(config):
     profiles = config["profiles"]
     if config["profile"] not in profiles:
         problems.append(_name_error("profile", config["profile"], list(profiles), "profile"))
+    for pname in profiles:
+        if pname in RESERVED_PROFILES:
+            problems.append(f"profiles.{pname}: a profile writes results/{pname}/, which is the workflow's own "
+                            f"folder; choose another name")
+    problems.extend(parameter_problems(config))
     for pname, profile in profiles.items():
         for ename, exp in profile["experiments"].items():
             where = f"profiles.{pname}.experiments.{ename}"
@@ -172,7 +185,12 @@ def check_semantics(config):
 
 
 def validate_config(config, schema_path=None):
-    """Schema plus cross-checks; ConfigError listing every problem. Returns ``config`` (defaults filled)."""
+    """Schema plus cross-checks; ConfigError listing every problem. Returns ``config`` (defaults filled,
+    exponent spellings in the profiles read as numbers)."""
+    from .values import read_numbers
+
+    if isinstance(config.get("profiles"), dict):
+        read_numbers(config["profiles"])
     validate_schema(config, schema_path)
     problems = check_semantics(config)
     if problems:

@@ -1,20 +1,20 @@
-"""Hyper-parameter dictionaries as stable, readable folder names ("slugs").
+"""Hyper-parameter dictionaries as short labels, and the placeholder of an inherited value.
 
-A run folder is ``results/runs/{dataset}/{method}/{slug}/seed{seed}/`` (DESIGN.md). The slug is the sorted
-``key=value`` pairs joined by ``,``, so the same parameters always give the same folder whatever order the
-config lists them in. Long slugs are cut and finished with a hash of the full pairs; ``params.yaml`` in the
-run folder always holds the exact values.
+:func:`params_slug` gives the sorted ``key=value`` pairs joined by ``,`` (long ones cut and finished with a
+hash): the ``variant`` labels of the report tables (``learning_rate=0.1,max_leaf_nodes=8``) and the run folder
+names of earlier versions, which :mod:`treeopt.experiments.migrate` finds and renames. Run folders are now
+named by :mod:`treeopt.experiments.identity` (shell- and scheduler-safe, keyed by what the run is).
 
 A parameter taken from another method's selection (config ``inherit:``) is not known when the folder is
-named; its slug shows the marker ``from-{method}-{experiment}`` instead (``max_features=from-rf-co2_forest_size``),
-and the run puts the chosen value in (:func:`treeopt.experiments.runner.resolve_inherited`).
+named; the plan holds an :class:`Inherited` placeholder instead, and the run puts the chosen value in
+(:func:`treeopt.experiments.runner.resolve_inherited`).
 """
 
 import hashlib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 EMPTY_SLUG = "defaults"
 MAX_SLUG_LENGTH = 120
@@ -25,14 +25,22 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.+-]")
 
 @dataclass(frozen=True)
 class Inherited:
-    """Placeholder for a parameter value chosen by ``method``'s selection in ``experiment`` (same data set
-    and seed). ``str()`` gives the marker used in slugs and passed to scripts: ``from-rf-co2_forest_size``."""
+    """Placeholder for a parameter value chosen by ``method``'s selection whose identity hash is ``selection``
+    (same data set and seed; :mod:`treeopt.experiments.identity`). ``str()`` gives the marker passed to the
+    run scripts, ``from-{method}-{selection}``; ``legacy`` is the marker earlier versions put in folder names,
+    ``from-{method}-{experiment}`` of the config reference (only for finding those folders)."""
 
     method: str
-    experiment: str
+    selection: str
+    legacy: str = field(default="", compare=False)
 
     def __str__(self):
-        return f"{INHERIT_PREFIX}{_UNSAFE_NAME.sub('~', self.method)}-{_UNSAFE_NAME.sub('~', self.experiment)}"
+        return f"{INHERIT_PREFIX}{self.method}-{self.selection}"
+
+
+def legacy_marker(method, experiment):
+    """The inherited-value marker of earlier versions' folder names: ``from-rf-co2_forest_size``."""
+    return f"{INHERIT_PREFIX}{_UNSAFE_NAME.sub('~', method)}-{_UNSAFE_NAME.sub('~', experiment)}"
 
 
 def split_dotted(key):
@@ -58,7 +66,7 @@ def format_value(value):
     if value is None:
         return "none"
     if isinstance(value, Inherited):
-        return str(value)
+        return value.legacy or str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -75,7 +83,7 @@ def format_value(value):
 
 
 def params_slug(params):
-    """Folder name for a parameter dict: order-independent, filesystem-safe, at most 120 characters.
+    """Label for a parameter dict: order-independent, at most 120 characters (earlier versions' folder names).
 
     >>> params_slug({"max_depth": 6, "min_samples_leaf": 5})
     'max_depth=6,min_samples_leaf=5'

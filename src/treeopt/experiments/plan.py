@@ -36,11 +36,13 @@ else at the fit size.
 import difflib
 import itertools
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from .config import ConfigError, active_profile
+from .identity import CHOSEN, canonical, check_component, folder_name, identity_hash, params_text
 from .methods import get_method
-from .params import Inherited, params_slug, split_dotted
+from .params import Inherited, legacy_marker, params_slug, split_dotted
 from .reports import FIGURES, TABLES, table_of
 from .selection import DEFAULT_METRIC
 
@@ -71,7 +73,7 @@ STAGED_PREFIX = "staged"
 
 
 def _point_slug(point, stages=()):
-    """Folder text of a sweep point; a staged parameter shows its fit size as ``staged{size}``."""
+    """Folder text of a sweep point in earlier versions' names; a staged parameter shows ``staged{size}``."""
     point = dict(point)
     for param, _ in stages:
         point[param] = f"{STAGED_PREFIX}{point[param]}"
@@ -116,8 +118,8 @@ def _sweep_points(sweep, fits):
     return out
 
 
-def selection_path(dataset, method, experiment, at, seed):
-    """Path of the selection YAML of ``method`` in ``experiment`` at the sweep values ``at`` (items)."""
+def legacy_selection_path(dataset, method, experiment, at, seed):
+    """Where earlier versions kept the selection of ``method`` in ``experiment`` at the sweep values ``at``."""
     return f"{SELECTION_DIR}/{dataset}/{method}/{experiment}/{_point_slug(at)}/seed{seed}.yaml"
 
 
@@ -127,43 +129,97 @@ def grid_points(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
+def _with_save_model(identity, save_model):
+    """A profile's ``save_models: true/false`` changes the files a run leaves (model.npz), so such runs are
+    others than the default's; ``null`` (the method decides) adds nothing, keeping the default names."""
+    return identity if save_model is None else {**identity, "save_model": bool(save_model)}
+
+
 @dataclass(frozen=True)
 class RunSpec:
-    """A candidate (ordinary) run: fit on the training part with fixed params."""
+    """A candidate (ordinary) run: fit on the training part with fixed params.
+
+    ``data`` is the identity hash of the data set entry (:func:`treeopt.data.spec.data_identity`); the folder
+    name is the params' readable slug and the hash of :meth:`identity` (:mod:`treeopt.experiments.identity`).
+    """
 
     dataset: str
     method: str
     params: tuple
     seed: int
     inherit: tuple = ()  # (param, selection YAML) pairs: values put in at run time (params hold Inherited)
+    data: str = ""
+    save_model: bool | None = None  # the profile's save_models: None keeps the method's default
 
-    @property
+    def identity(self):
+        """What the run is, apart from its seed (the last path component)."""
+        return self._identity
+
+    @cached_property
+    def _identity(self):
+        out = {"data": self.data, "method": self.method, "fit_on": "train",
+               "params": {k: canonical(v) for k, v in self.params}}
+        return _with_save_model(out, self.save_model)
+
+    @cached_property
     def slug(self):
-        return params_slug(dict(self.params))
+        return folder_name(params_text(self.params), self.identity())
 
     @property
     def dir(self):
         return f"{RUNS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}"
 
+    @property
+    def legacy_dir(self):
+        """The folder earlier versions gave this run."""
+        return f"{RUNS_DIR}/{self.dataset}/{self.method}/{params_slug(dict(self.params))}/seed{self.seed}"
+
 
 @dataclass(frozen=True)
 class SelectionSpec:
-    experiment: str
+    """The choice among ``candidates`` (at the sweep values ``at``) by their validation ``metric``."""
+
+    experiment: str  # the first experiment that asked for it (identical choices of others share it)
     dataset: str
     method: str
     seed: int
     at: tuple  # sweep values held fixed while choosing
     candidates: tuple  # RunSpecs, at least two
     metric: str
+    data: str = ""
+
+    def identity(self):
+        """The candidates (in order: ties go to the first) and the metric; seed-free, as a run's."""
+        return self._identity
+
+    @cached_property
+    def _identity(self):
+        return {"select": self.metric, "candidates": [c.identity() for c in self.candidates]}
+
+    @cached_property
+    def key(self):
+        return identity_hash(self.identity())
+
+    def readable(self):
+        """``{param: text}``: values shared by every candidate as they are, the chosen ones as ``best``."""
+        texts = [params_text(c.params) for c in self.candidates]
+        return {k: (v if all(t.get(k) == v for t in texts) else CHOSEN) for k, v in texts[0].items()}
+
+    @cached_property
+    def slug(self):
+        return folder_name(self.readable(), self.identity())
 
     @property
     def path(self):
-        return selection_path(self.dataset, self.method, self.experiment, self.at, self.seed)
+        return f"{SELECTION_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}.yaml"
+
+    def legacy_path(self, experiment):
+        return legacy_selection_path(self.dataset, self.method, experiment, self.at, self.seed)
 
 
 @dataclass(frozen=True)
 class FinalSpec:
-    experiment: str
+    experiment: str  # the first experiment that asked for it (identical final runs of others share it)
     dataset: str
     method: str
     seed: int
@@ -173,10 +229,39 @@ class FinalSpec:
     refit: bool
     inherit: tuple = ()  # (param, selection YAML) pairs of inherited parameters, as RunSpec.inherit
     stages: tuple = ()  # (param, (values...)) pairs: sweep values scored from this one fit (staged sweeps)
+    data: str = ""
+    save_model: bool | None = None  # as RunSpec.save_model
+
+    def identity(self):
+        """Data, method, what it is fitted on, its sweep values (tables read them) and staged sizes, and
+        either its parameters or the selection they come from."""
+        return self._identity
+
+    @cached_property
+    def _identity(self):
+        out = {"data": self.data, "method": self.method, "fit_on": "trainval" if self.refit else "train",
+               "sweep": {k: canonical(v) for k, v in self.point},
+               "stages": {k: list(v) for k, v in self.stages}}
+        if self.selection is None:
+            out["params"] = {k: canonical(v) for k, v in self.params}
+        else:
+            out["selection"] = self.selection.key
+        return _with_save_model(out, self.save_model)
+
+    @cached_property
+    def slug(self):
+        texts = dict(params_text(self.params)) if self.selection is None else self.selection.readable()
+        texts.update(params_text(self.point))
+        for param, _ in self.stages:
+            texts[param] = f"{STAGED_PREFIX}{dict(self.point)[param]}"
+        return folder_name(texts, self.identity(), prefix=FINAL_PREFIX)
 
     @property
     def dir(self):
-        return (f"{RUNS_DIR}/{self.dataset}/{self.method}/{FINAL_PREFIX}{self.experiment}-"
+        return f"{RUNS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}"
+
+    def legacy_dir(self, experiment):
+        return (f"{RUNS_DIR}/{self.dataset}/{self.method}/{FINAL_PREFIX}{experiment}-"
                 f"{_point_slug(self.point, self.stages)}/seed{self.seed}")
 
 
@@ -193,6 +278,11 @@ class Plan:
     table_runs: dict = field(default_factory=dict)  # table name -> [final dirs]
     figure_datasets: dict = field(default_factory=dict)  # figure name -> [datasets]
     datasets: list = field(default_factory=list)
+    # (experiment, method, dataset, seed, sweep point items) -> final dir / selection path, for look-ups by
+    # experiment (tests, benchmarks, `python -m treeopt.experiments targets`)
+    final_index: dict = field(default_factory=dict)
+    selection_index: dict = field(default_factory=dict)
+    legacy: dict = field(default_factory=dict)  # new path -> set of earlier versions' paths of the same thing
 
     def split_path(self, dataset, seed):
         return f"{self.processed_dir}/{dataset}/split{seed}.npz"
@@ -228,6 +318,27 @@ class Plan:
             raise KeyError(f"{path} is not planned by profile {self.profile!r} (is the config changed?)")
         return table[key]
 
+    def find(self, kind="final", experiment=None, method=None, dataset=None, seed=None, **point):
+        """Final run folders (``kind="final"``) or selection files (``"selection"``) of the profile whose
+        experiment, method, data set, seed and sweep values (``point``; for a staged final its fit size,
+        for a selection the values it is made at) match every one given, in plan order."""
+        index = {"final": self.final_index, "selection": self.selection_index}[kind]
+        out = []
+        for (ename, mname, ds, sd, items), path in index.items():
+            values = dict(items)
+            if ((experiment is None or ename == experiment) and (method is None or mname == method)
+                    and (dataset is None or ds == dataset) and (seed is None or sd == seed)
+                    and all(k in values and values[k] == v for k, v in point.items()) and path not in out):
+                out.append(path)
+        return out
+
+    def wildcard_values(self):
+        """Every (what, value) the rules' wildcards take: data sets, methods, run and selection names, seeds."""
+        for path in (*self.runs, *self.finals, *self.selections):
+            _, _, dataset, method, name, seed = path.split("/")
+            yield from (("data set", dataset), ("method", method), ("name", name),
+                        ("seed", seed.removesuffix(".yaml")))
+
 
 def _dataset_task(config, dataset):
     return ((config.get("datasets") or {}).get(dataset) or {}).get("task", "classification")
@@ -235,11 +346,18 @@ def _dataset_task(config, dataset):
 
 @dataclass(frozen=True)
 class InheritSource:
-    """Where an inherited parameter comes from for one data set and seed: a selection YAML whose ``chosen``
-    value the run reads, or (``selection`` None) a value fixed by the config."""
+    """Where an inherited parameter comes from for one data set and seed: the selection of ``method`` in
+    ``experiment`` at the sweep values ``at`` (items), whose ``chosen`` value the run reads, or (``at`` None)
+    ``value``, fixed by the config."""
 
-    selection: str | None
+    experiment: str | None = None
+    method: str | None = None
+    at: tuple | None = None
     value: object = None
+
+    @property
+    def fixed(self):
+        return self.at is None
 
 
 def _missing(kind, name, known, owner):
@@ -309,23 +427,23 @@ def inherit_source(config, profile_name, experiment, method, param, dataset, see
     source = split_dotted(param)[1]
     rfixed, rgrid = rentry.get("params") or {}, rentry.get("grid") or {}
     if source in rfixed:
-        return InheritSource(None, rfixed[source])
+        return InheritSource(value=rfixed[source])
     if source not in rgrid:
         fail(f"{rmethod!r} in {rexp_name!r} sets no {source} (neither in its params nor in its grid)")
     if len(rgrid[source]) == 1:  # nothing is chosen: the value is known now
-        return InheritSource(None, rgrid[source][0])
+        return InheritSource(value=rgrid[source][0])
     select_at = rexp.get("select_at")
     if select_at:
         at = _items(dict(select_at))
     else:
         points = grid_points(rentry.get("sweep", rexp.get("sweep")) or {})
         if len(points) > 1 and point is not None and dict(point) in points:
-            return InheritSource(selection_path(dataset, rmethod, rexp_name, _items(dict(point)), seed))
+            return InheritSource(rexp_name, rmethod, _items(dict(point)))
         if len(points) > 1:
             fail(f"experiment {rexp_name!r} has no select_at and chooses the parameters of {rmethod!r} afresh at "
                  f"each of its {len(points)} sweep values; give it select_at so there is one choice to inherit")
         at = _items(points[0]) if points else ()
-    return InheritSource(selection_path(dataset, rmethod, rexp_name, at, seed))
+    return InheritSource(rexp_name, rmethod, at)
 
 
 def inherit_problems(config, profile_name):
@@ -355,70 +473,138 @@ def inherit_problems(config, profile_name):
     return problems
 
 
+class _Planner:
+    """Builds the specs of one profile, each once: selections are made on demand (an inheriting run needs the
+    identity of the selection it reads, which may belong to an experiment not planned yet) and remembered."""
+
+    def __init__(self, config, profile_name):
+        self.config, self.profile_name = config, profile_name
+        self.profile = config["profiles"][profile_name]
+        self.save_model = self.profile.get("save_models")
+        self.data_keys, self.selections, self._making = {}, {}, []
+
+    def data_key(self, dataset):
+        if dataset not in self.data_keys:
+            entry = (self.config.get("datasets") or {}).get(dataset) or {}
+            try:
+                from ..data.spec import data_identity, parse_entry
+
+                identity = data_identity(parse_entry(dataset, entry))
+            except (ImportError, ValueError):  # an entry the data layer refuses: `check` names the problem
+                identity = {k: v for k, v in entry.items() if k not in ("description", "papers")}
+            self.data_keys[dataset] = identity_hash(identity)
+        return self.data_keys[dataset]
+
+    def fixed(self, ename, mname, dataset, seed, point):
+        """(fixed params with inherited ones put in or marked, (param, selection path) pairs to read) of a
+        method entry at the sweep values ``point`` (a dict)."""
+        entry = self.profile["experiments"][ename]["methods"][mname] or {}
+        fixed, inherit = dict(entry.get("params") or {}), {}
+        for param, ref in (entry.get("inherit") or {}).items():
+            src = inherit_source(self.config, self.profile_name, ename, mname, param, dataset, seed,
+                                 point=_items(point))
+            if src.fixed:
+                fixed[param] = src.value
+            else:
+                selection = self.selection(src.experiment, src.method, dataset, seed, src.at)
+                fixed[param] = Inherited(src.method, selection.key, legacy_marker(ref["method"], ref["experiment"]))
+                inherit[param] = selection.path
+        return fixed, _items(inherit)
+
+    def selection(self, ename, mname, dataset, seed, at):
+        """The SelectionSpec of ``mname`` in ``ename`` at the sweep values ``at`` (items)."""
+        key = (ename, mname, dataset, seed, at)
+        if key not in self.selections:
+            if key in self._making:  # inherit_source catches the usual circles; this is the last guard
+                raise ConfigError(f"profile {self.profile_name!r}: the inherit references of {mname!r} in "
+                                  f"{ename!r} go round in a circle")
+            self._making.append(key)
+            exp = self.profile["experiments"][ename]
+            entry = exp["methods"][mname] or {}
+            fixed, inherit = self.fixed(ename, mname, dataset, seed, dict(at))
+            data = self.data_key(dataset)
+            candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed, inherit, data,
+                                       self.save_model) for g in grid_points(entry.get("grid") or {}))
+            metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
+            self.selections[key] = SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data)
+            self._making.remove(key)
+        return self.selections[key]
+
+    def finals(self, ename, mname, dataset, seed):
+        """The FinalSpecs of one method entry on one data set and seed, one per sweep point."""
+        exp = self.profile["experiments"][ename]
+        entry = exp["methods"][mname] or {}
+        grid = grid_points(entry.get("grid") or {})
+        sweep_grid = entry.get("sweep", exp.get("sweep")) or {}
+        sweep = _sweep_points(sweep_grid, staged_fits(entry.get("staged", exp.get("staged")), sweep_grid))
+        refit, data = exp.get("refit", True), self.data_key(dataset)
+        out = []
+        for point, stages in sweep:
+            if len(grid) == 1:
+                fixed, inherit = self.fixed(ename, mname, dataset, seed, point)
+                out.append(FinalSpec(ename, dataset, mname, seed, _items(point), None,
+                                     _items({**fixed, **grid[0], **point}), refit, inherit, stages, data,
+                                     self.save_model))
+            else:
+                at = _items(dict(exp.get("select_at") or point))
+                selection = self.selection(ename, mname, dataset, seed, at)
+                out.append(FinalSpec(ename, dataset, mname, seed, _items(point), selection, None, refit,
+                                     selection.candidates[0].inherit, stages, data, self.save_model))
+        return out
+
+
+def _register(table, path, spec, kind):
+    """Put ``spec`` at ``path``; the same path for a different identity would be a hash collision."""
+    if path in table and table[path].identity() != spec.identity():
+        raise RuntimeError(f"{kind} {path}: two different runs got the same name (hash collision)")
+    table.setdefault(path, spec)
+
+
 def build_plan(config):
     """The plan of the active profile of a validated config."""
     profile = active_profile(config)
     plan = Plan(profile=config["profile"], seeds=list(profile["seeds"]), n_jobs=profile.get("n_jobs", 1),
                 save_models=profile.get("save_models"),
                 processed_dir=(config.get("data") or {}).get("processed_dir", "data/processed"))
-    datasets = []
+    planner = _Planner(config, plan.profile)
+    datasets, tabled = [], {}
     for ename, exp in profile["experiments"].items():
         finals, used = [], []
         for mname, entry in exp["methods"].items():
-            entry = entry or {}
             method = get_method(mname)
-            grid = grid_points(entry.get("grid") or {})
-            sweep_grid = entry.get("sweep", exp.get("sweep")) or {}
-            fits = staged_fits(entry.get("staged", exp.get("staged")), sweep_grid)
-            sweep = _sweep_points(sweep_grid, fits)
-            select_at = exp.get("select_at")
-            inherited = entry.get("inherit") or {}
-            for dataset in entry.get("datasets") or exp["datasets"]:
+            for dataset in (entry or {}).get("datasets") or exp["datasets"]:
                 if _dataset_task(config, dataset) != method.task:
                     continue  # e.g. cart on a regression set: its regression twin covers it
                 datasets.extend([dataset] if dataset not in datasets else [])
                 used.extend([dataset] if dataset not in used else [])
-                metric = exp.get("metric") or DEFAULT_METRIC[method.task]
                 for seed in exp.get("seeds") or plan.seeds:
-                    selections = {}
-                    for point, stages in sweep:
-                        # per sweep value: an inherited parameter may come from the selection at the same value
-                        sources = {p: inherit_source(config, plan.profile, ename, mname, p, dataset, seed,
-                                                     point=_items(point))
-                                   for p in inherited}
-                        fixed = dict(entry.get("params") or {})
-                        fixed.update((p, src.value if src.selection is None else
-                                      Inherited(inherited[p]["method"], inherited[p]["experiment"]))
-                                     for p, src in sources.items())
-                        inherit = _items({p: src.selection for p, src in sources.items() if src.selection})
-                        at = _items(dict(select_at) if select_at else point)
-                        if len(grid) == 1:
-                            final = FinalSpec(ename, dataset, mname, seed, _items(point), None,
-                                              _items({**fixed, **grid[0], **point}), exp.get("refit", True),
-                                              inherit, stages)
-                        else:
-                            if at not in selections:
-                                candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed,
-                                                           inherit) for g in grid)
-                                selections[at] = SelectionSpec(ename, dataset, mname, seed, at, candidates, metric)
-                                plan.selections[selections[at].path] = selections[at]
-                                plan.runs.update((run.dir, run) for run in candidates)
-                            final = FinalSpec(ename, dataset, mname, seed, _items(point), selections[at], None,
-                                              exp.get("refit", True), inherit, stages)
-                        plan.finals[final.dir] = final
+                    for final in planner.finals(ename, mname, dataset, seed):
+                        _register(plan.finals, final.dir, final, "final run")
+                        plan.final_index[(ename, mname, dataset, seed, final.point)] = final.dir
+                        plan.legacy.setdefault(final.dir, set()).add(final.legacy_dir(ename))
                         finals.append(final.dir)
         for report in exp["reports"]:
             table = table_of(report)
             plan.table_runs.setdefault(table, [])
-            plan.table_runs[table].extend(d for d in finals if d not in plan.table_runs[table])
+            seen = tabled.setdefault(table, set())
+            plan.table_runs[table].extend(d for d in finals if not (d in seen or seen.add(d)))
             if report in FIGURES:
                 shown = plan.figure_datasets.setdefault(report, [])
                 shown.extend(ds for ds in exp["datasets"] if ds in used and ds not in shown)
+    for (ename, mname, dataset, seed, at), selection in planner.selections.items():
+        _register(plan.selections, selection.path, selection, "selection")
+        plan.selection_index[(ename, mname, dataset, seed, at)] = selection.path
+        plan.legacy.setdefault(selection.path, set()).add(selection.legacy_path(ename))
+        for run in selection.candidates:
+            _register(plan.runs, run.dir, run, "run")
+            plan.legacy.setdefault(run.dir, set()).add(run.legacy_dir)
     plan.datasets = datasets
     for spec in (*plan.runs.values(), *plan.finals.values()):
         for param, path in spec.inherit:
-            if path not in plan.selections:  # inherit_source and the loop above disagree: a bug, not a config error
+            if path not in plan.selections:  # inherit_source and the planner disagree: a bug, not a config error
                 raise RuntimeError(f"{spec.dir}: {param} is read from {path}, which the plan does not make")
+    for what, value in plan.wildcard_values():
+        check_component(value, what)
     for table in list(plan.table_runs):
         if table not in TABLES:
             raise ValueError(f"no builder for table {table!r}")

@@ -37,6 +37,7 @@ from .staged import staged_scores
 
 FIT_ON = ("train", "trainval")
 RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})
+SNAKEMAKE_MARK = ".snakemake_timestamp"  # Snakemake's own file in a directory output (its time is the output's)
 TMP_MARKER = ".treeopt-run-tmp"
 _TMP_NAME = re.compile(r"^\.(?P<run>.+)\.tmp-p(?P<pid>\d+)-[A-Za-z0-9_]+$")
 # temporaries of earlier versions (no pid, no marker): ``.seed0.tmp-abc123xy``
@@ -54,7 +55,7 @@ def is_run_folder(path):
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False
-    names = {p.name for p in path.iterdir()}
+    names = {p.name for p in path.iterdir()} - {SNAKEMAKE_MARK}
     if "params.yaml" not in names or not names <= RUN_FILES:
         return False
     if any((path / n).is_dir() or (path / n).is_symlink() for n in names):

@@ -92,8 +92,10 @@ def staged_scores(estimator, task, param, values, parts, trees=None):
     picks = {}
     for value in sorted(set(values)):
         below = [i for i, v in enumerate(stage_value, start=1) if v <= value]
-        if below:
-            picks[value] = below[-1]
+        if not below:  # e.g. n_estimators 0: no model that small exists, so no row may silently go missing
+            raise ValueError(f"{param}={value!r} is below the smallest stage of the fitted model "
+                             f"({stage_value[0] if stage_value else 'none'}); nothing to score it at")
+        picks[value] = below[-1]
     indices = sorted(set(picks.values()))
     predictions = {}
     for part, (X, y) in parts.items():

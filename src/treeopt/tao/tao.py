@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
@@ -231,8 +231,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         of (feature, threshold).
     C : float, default=1.0
         LIBLINEAR's slack parameter; the l1 penalty is lambda = 1/C (ignored for "axis").
-    max_depth : int, default=8
-        Depth of the initial tree when ``init`` is built here ("cart", "oc1", "random").
+    max_depth : int >= 1, default=8
+        Depth of the initial tree when ``init`` is built here ("cart", "oc1", "random"); at least 1, as for
+        every tree learner here (scikit-learn's CART refuses 0 too).
     init : None, "cart", "oc1", "co2", "random", a treeopt ``Tree`` or a tree estimator, default=None
         The initial tree: None/"cart" = axis-aligned CART of ``max_depth`` (scikit-learn's
         ``DecisionTreeClassifier`` with ``init_criterion``, converted with ``Tree.from_sklearn``); "oc1" = an
@@ -332,9 +333,10 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "node_type": [StrOptions(set(NODE_TYPES))],
         "C": [Interval(Real, 0, None, closed="neither")],
-        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        # >= 1 as every tree learner of the project (CART's own limit): depth 0 would be a single leaf
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
         "init_criterion": [StrOptions({"gini", "entropy"})],
-        "init": "no_validation",  # checked in _initial_tree
+        "init": [None, StrOptions(set(INIT_NAMES)), Tree, HasMethods("fit")],
         "warm_start_C": ["array-like", None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
