@@ -39,11 +39,11 @@ def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
         src = REPO / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
     # with the plugin installed Snakemake loads the slurm executor; without it the profile's resources are
-    # still checked by a plain dry run (the executor key is dropped)
+    # still checked by a plain dry run (the executor key and the plugin's own settings are dropped)
     args = ["--workflow-profile", "profiles/slurm"]
     if find_spec("snakemake_executor_plugin_slurm") is None:
         profile = yaml.safe_load(PROFILE.read_text())
-        profile.pop("executor")
+        profile = {key: value for key, value in profile.items() if key != "executor" and not key.startswith("slurm-")}
         (tmp_path / "profiles/slurm/config.yaml").write_text(yaml.safe_dump(profile))
     target = "results/paper/co2_table2_jaccard.csv"
     cmd = [sys.executable, "-m", "snakemake", *args, "--config", "profile=paper", "-n", target]
@@ -98,3 +98,30 @@ def test_oblique_forest_runs_ask_for_memory_by_their_number_of_trees():
         asked.setdefault(spec.method, set()).add(run_mem_mb("paper", spec))
     assert 24000 in asked["co2_forest"] and 8480 in asked["co2_forest"]  # staged 1000 trees; 30 trees
     assert asked["rf"] == {8000} and asked["co2_tree"] == {8000}  # axis forests and single trees keep 8 GB
+
+
+def test_a_run_inside_a_slurm_job_names_the_job_and_its_log(monkeypatch, tmp_path):
+    """The log path comes from `scontrol show job -o` (one line of Key=Value fields; a path may hold spaces)."""
+    from treeopt.experiments import joblog
+
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "results/logs/slurm/rule_candidate_run/wine cart_0/12.log"
+    line = (f"JobId=12 JobName=treeopt_abc UserId=root(0) Comment=rule_candidate_run_wildcards_wine StdErr={log} "
+            f"StdIn=/dev/null StdOut={log} Power= TresPerTask=cpu:1\n")
+    calls = []
+
+    def scontrol(cmd, **kwargs):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout=line, stderr="")
+
+    monkeypatch.setattr(joblog.subprocess, "run", scontrol)
+    assert joblog.slurm_job({}) is None and calls == []  # not in a SLURM job: nothing asked
+    assert joblog.slurm_job({"SLURM_JOB_ID": "12"}) == (
+        "SLURM job 12, log: results/logs/slurm/rule_candidate_run/wine cart_0/12.log")
+    assert calls == [["scontrol", "show", "job", "-o", "12"]]
+
+    def missing(cmd, **kwargs):
+        raise FileNotFoundError("scontrol")
+
+    monkeypatch.setattr(joblog.subprocess, "run", missing)
+    assert joblog.slurm_job({"SLURM_JOB_ID": "12"}) == "SLURM job 12 (scontrol did not name its log)"

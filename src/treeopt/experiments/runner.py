@@ -30,6 +30,7 @@ import yaml
 
 from ..trees import save_trees
 from . import metrics as _metrics
+from .joblog import slurm_job
 from .methods import get_method, make_estimator
 from .params import is_inherit_marker, split_dotted
 from .staged import staged_scores
@@ -401,6 +402,9 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     library.setLevel(logging.INFO)
     library.addHandler(handler)
     try:
+        scheduled = slurm_job()
+        if scheduled:  # the scheduler's own log of this job (out-of-memory and time-limit kills show there)
+            logger.info(scheduled)
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
