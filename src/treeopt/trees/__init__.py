@@ -1,6 +1,6 @@
 """Shared flat-array tree store: one representation for axis-aligned and oblique trees."""
 
 from ._random import random_tree
-from ._tree import LEAF, OBLIQUE, VALUE_KINDS, Tree, load_trees, save_trees
+from ._tree import LEAF, OBLIQUE, VALUE_KINDS, Tree, TreeWriter, iter_trees, load_trees, save_trees
 
-__all__ = ["Tree", "save_trees", "load_trees", "random_tree", "LEAF", "OBLIQUE", "VALUE_KINDS"]
+__all__ = ["Tree", "save_trees", "load_trees", "TreeWriter", "iter_trees", "random_tree", "LEAF", "OBLIQUE", "VALUE_KINDS"]
