@@ -36,7 +36,7 @@ from .readers import FORMATS, Table, encode_labels
 from .scaling import apply_scaler, fit_scaler
 from .spec import DatasetSpec, DataSettings, data_settings, get_spec
 from .splits import make_split
-from .synthetic import make_rgf_synthetic
+from .synthetic import make_covertype_like, make_rgf_synthetic
 
 # Bump when parsing or splitting changes meaning, so stale caches are rebuilt.
 CACHE_VERSION = 1
@@ -298,6 +298,14 @@ def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
         if spec.task != "segmentation":
             raise ValueError(f"dataset {spec.name!r}: generator faces needs task segmentation")
         return synthetic_faces_table(o, seed), np.array(PART_NAMES)
+    if o["generator"] == "covertype_like":
+        if spec.task != "classification":
+            raise ValueError(f"dataset {spec.name!r}: generator covertype_like needs task classification")
+        X, y = make_covertype_like(o["n_samples"], n_classes=o["n_classes"], noise=o["noise"],
+                                   random_state=np.random.SeedSequence([int(o["seed"]), seed]))
+        names = ([f"x{i}" for i in range(10)] + [f"area{i}" for i in range(4)] + [f"soil{i}" for i in range(40)])
+        y, classes = encode_labels(y + 1, spec.task)  # classes 1..k as Covertype's cover types
+        return Table(X, y, np.full(len(y), -1, dtype=np.int8), None, names), classes
     if o["generator"] != "rgf_trees":
         raise ValueError(f"dataset {spec.name!r}: unknown generator {o['generator']!r}")
     if not isinstance(o["q"], int) or o["q"] < 1:
