@@ -1,11 +1,6 @@
 """Snakemake wrapper: draw one report figure (PNG + PDF) from its table."""
-from pathlib import Path
-
-from treeopt.experiments.joblog import logged
-from treeopt.plots.render import render_figure
+from treeopt.experiments.warmstart import run_job
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    dataset = sm.wildcards.get("dataset")
-    render_figure(sm.wildcards.figure, sm.input.table, Path(sm.output.png).parent,
-                  datasets=[dataset] if dataset else None, profile=sm.params.profile)
+run_job("figure", dict(name=sm.wildcards.figure, table_csv=sm.input.table, png=sm.output.png,
+                       dataset=sm.wildcards.get("dataset"), profile=sm.params.profile), log=sm.log)

@@ -1,17 +1,12 @@
 """Snakemake wrapper: a final run - the selected parameters (or the only ones) refit and tested."""
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.runner import run
-from treeopt.experiments.selection import final_params, read_selection
+from treeopt.experiments.warmstart import run_job
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    if sm.params.fixed is None:
-        params, selection = final_params(read_selection(sm.input.selection), sm.params.point), sm.input.selection
-    else:
-        params, selection = sm.params.fixed, None
-    run(sm.output.run, dataset=sm.wildcards.dataset, method=sm.wildcards.method, params=params,
-        seed=int(sm.wildcards.seed), split_path=sm.input.split, fit_on="trainval" if sm.params.refit else "train",
-        n_jobs=sm.threads, save_model=sm.params.save_model,
-        provenance={"role": "final", "experiment": sm.params.experiment, "sweep": sm.params.point,
-                    "selection": selection},
-        inherit=sm.params.inherit, stages=sm.params.stages)
+run_job("final", dict(out=sm.output.run, dataset=sm.wildcards.dataset, method=sm.wildcards.method,
+                      seed=int(sm.wildcards.seed), split=sm.input.split,
+                      selection=sm.input.selection if sm.params.fixed is None else None,
+                      point=dict(sm.params.point), fixed=None if sm.params.fixed is None else dict(sm.params.fixed),
+                      refit=sm.params.refit, n_jobs=sm.threads, save_model=sm.params.save_model,
+                      experiment=sm.params.experiment, inherit=dict(sm.params.inherit),
+                      stages={k: list(v) for k, v in dict(sm.params.stages).items()}),
+        log=sm.log)

@@ -1,9 +1,8 @@
 """Snakemake wrapper: choose the best candidate on the validation set."""
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.selection import select_runs
+from treeopt.experiments.warmstart import run_job
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    select_runs(list(sm.input.runs), sm.params.metric, sm.output[0],
-                info={"experiment": sm.wildcards.experiment, "dataset": sm.wildcards.dataset,
-                      "method": sm.wildcards.method, "seed": int(sm.wildcards.seed), "at": sm.params.at})
+run_job("select", dict(runs=list(sm.input.runs), metric=sm.params.metric, out=sm.output[0],
+                       info={"experiment": sm.wildcards.experiment, "dataset": sm.wildcards.dataset,
+                             "method": sm.wildcards.method, "seed": int(sm.wildcards.seed), "at": sm.params.at}),
+        log=sm.log)

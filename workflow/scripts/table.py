@@ -1,8 +1,5 @@
 """Snakemake wrapper: aggregate final runs into one report table."""
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.reports import TABLES
-from treeopt.experiments.tables import load_runs, write_table
+from treeopt.experiments.warmstart import run_job
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    write_table(TABLES[sm.wildcards.table].builder()(load_runs(sm.input.runs)), sm.output[0])
+run_job("table", dict(name=sm.wildcards.table, runs=list(sm.input.runs), out=sm.output[0]), log=sm.log)
