@@ -12,7 +12,7 @@ from treeopt.experiments import runner, streamed
 from treeopt.experiments.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest._ordered import ordered_map
-from treeopt.forest.bagging import RunningProba
+from treeopt.forest.bagging import RunningProba, predict_proba_saved
 from treeopt.trees import iter_trees, load_trees
 
 TIMINGS = ("fit_seconds", "predict_seconds", "git_commit", "versions")
@@ -50,9 +50,12 @@ def test_a_forest_scored_tree_by_tree_measures_what_the_whole_forest_measures(tm
     for a, b in zip(saved, load_trees(tmp_path / "whole" / "model.npz")):
         assert np.array_equal(a.left, b.left) and np.array_equal(a.bias, b.bias) and a.n_outputs == 3
     split = wine_split[1]
-    proba = sum(tree.predict_proba(split.X_test) for tree in iter_trees(tmp_path / "streamed" / "model.npz"))
+    proba = predict_proba_saved(tmp_path / "streamed" / "model.npz", split.X_test)
     error = 100 * np.mean(proba.argmax(axis=1) != split.y_test)
-    assert error == pytest.approx(streamed_run["test"]["error"])
+    assert error == streamed_run["test"]["error"]
+    stage = streamed_run["stages"][2]  # 4 trees
+    proba = predict_proba_saved(tmp_path / "streamed" / "model.npz", split.X_test, n_trees=4)
+    assert 100 * np.mean(proba.argmax(axis=1) != split.y_test) == stage["test"]["error"]
 
 
 def test_a_one_tree_forest_also_reports_the_leaves_its_training_data_reach(tmp_path, monkeypatch, wine_split):
@@ -75,8 +78,9 @@ def test_a_saved_forest_predicts_tree_by_tree_in_the_forest_columns(tmp_path, wi
     with TreeWriter(tmp_path / "m.npz", len(forest.estimators_)) as writer:
         for est in forest.estimators_:
             writer.add(streamed._tree_in_forest_columns(est, 3))
-    total = sum(tree.predict_proba(split.X_test) for tree in iter_trees(tmp_path / "m.npz"))
-    assert np.allclose(total / 12, forest.predict_proba(split.X_test))
+    assert np.array_equal(predict_proba_saved(tmp_path / "m.npz", split.X_test), forest.predict_proba(split.X_test))
+    with pytest.raises(ValueError, match="features"):
+        predict_proba_saved(tmp_path / "m.npz", split.X_test[:, :3])
 
 
 def test_running_sums_equal_the_forests_staged_probabilities_bit_for_bit(wine_split):

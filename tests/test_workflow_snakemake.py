@@ -72,6 +72,7 @@ def workflow_copy(tmp_path_factory):
 def finished(workflow_copy):
     done = snakemake(workflow_copy, "--cores", "1")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "jobs start as forks of a warm process" in done.stderr  # treeopt.experiments.warmstart
     return workflow_copy
 
 

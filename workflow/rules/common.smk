@@ -112,6 +112,8 @@ onstart:
 
         if _warmstart.start_server() is None:
             print("treeopt: the warm job server did not start; every job starts its own Python", file=sys.stderr)
+        else:
+            print("treeopt: jobs start as forks of a warm process (TREEOPT_WARM_START=0: off)", file=sys.stderr)
 
 
 onsuccess:

@@ -160,6 +160,8 @@ def serve(path, parent_pid):
     """Accept jobs on the UNIX socket ``path`` until asked to stop or ``parent_pid`` is gone."""
     import select
 
+    from .runner import _process_alive
+
     _warm_up()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
@@ -177,7 +179,7 @@ def serve(path, parent_pid):
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        while not stop and _alive(parent_pid):
+        while not stop and _process_alive(parent_pid):
             readable, _, _ = select.select([listener, *pids], [], [], 0.5)
             for sock in readable:
                 if sock is listener:
@@ -214,16 +216,6 @@ def serve(path, parent_pid):
         listener.close()
         if os.path.exists(path):
             os.unlink(path)
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _end(pid):

@@ -114,6 +114,39 @@ class RunningProba:
         return self.total / self.n_trees
 
 
+def predict_proba_saved(path, X, n_trees=None):
+    """Mean class probabilities of the trees of a saved forest (a run's ``model.npz``), read and added one tree at
+    a time (:func:`treeopt.trees.iter_trees`), so a 1000-tree forest predicts in the memory of one tree.
+
+    The trees must hold their leaf rows in the forest's class columns (as runs save forests), all with the same
+    number of columns. Sums go through the kernel and order of :meth:`BaggedTreesClassifier.predict_proba`: the
+    result equals the fitted forest's ``predict_proba(X, n_trees=n_trees)`` bit for bit.
+    """
+    from ..trees import iter_trees
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    total, count = None, 0
+    for tree in iter_trees(path):
+        if n_trees is not None and count >= n_trees:
+            break
+        if total is None:
+            if X.ndim != 2 or X.shape[1] != tree.n_features:
+                raise ValueError(f"X has shape {X.shape}; the trees of {path} expect {tree.n_features} features")
+            if not np.all(np.isfinite(X)):
+                raise ValueError("X holds NaN or infinite values")
+            total = np.zeros((X.shape[0], tree.n_outputs))
+        if tree.n_outputs != total.shape[1]:
+            raise ValueError(f"{path}: tree {count} has {tree.n_outputs} class columns, the first had "
+                             f"{total.shape[1]}; a forest saved by a run holds every tree in the forest's columns")
+        if tree.x_dtype == "float64":
+            classes = np.arange(total.shape[1])
+            PackedForest([tree], [classes], total.shape[1], X.shape[1]).accumulate(X, 0, 1, total)
+        else:
+            total += tree.predict_proba(X)
+        count += 1
+    return total / count
+
+
 def _single_leaf(estimator, n_features, label, n_samples):
     """A fitted stand-in for a bootstrap sample that holds one class only (the base learner would refuse)."""
     estimator.classes_ = np.array([label])
