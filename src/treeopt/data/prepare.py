@@ -127,8 +127,10 @@ def load_split(path: str | os.PathLike) -> Split:
             missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
             if missing:
                 raise DataFormatError(f"{path}: not a treeopt split file (missing {missing})")
+            arrays = {k: z[k] for k in SPLIT_KEYS if k not in ("X_train", "X_val")}
+            arrays["X_train"], arrays["X_val"] = _train_val_block(z["X_train"], z["X_val"])
             split = Split(
-                **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
+                **arrays, task=str(z["task"]), name=str(z["name"]),
                 classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
                 feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
                 split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
@@ -145,6 +147,18 @@ def load_split(path: str | os.PathLike) -> Split:
         if not fits or len(X) != len(y) or X.shape[1:] != split.X_train.shape[1:]:
             raise DataFormatError(f"{path}: X_{part} {X.shape} and y_{part} {y.shape} do not fit together")
     return split
+
+
+def _train_val_block(X_train: np.ndarray, X_val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training and validation rows as two views of one array, training rows first, so that a final run's
+    refit on both (:func:`treeopt.experiments.runner.fit_and_measure`) takes their union without a copy (for
+    Fashion-MNIST, 376 MB less)."""
+    if X_train.ndim != 2 or X_val.ndim != 2 or X_train.shape[1:] != X_val.shape[1:] or X_train.dtype != X_val.dtype:
+        return X_train, X_val  # images, or parts that do not fit together (the checks below say so)
+    block = np.empty((X_train.shape[0] + X_val.shape[0], X_train.shape[1]), dtype=X_train.dtype)
+    block[:X_train.shape[0]] = X_train
+    block[X_train.shape[0]:] = X_val
+    return block[:X_train.shape[0]], block[X_train.shape[0]:]
 
 
 def availability(name: str, config: Mapping[str, Any]) -> str:

@@ -333,7 +333,7 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     X_fit, y_fit = split.X_train, split.y_train
     X_val, y_val = split.X_val, split.y_val
     if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
-        X_fit, y_fit = np.vstack([X_fit, X_val]), np.concatenate([y_fit, y_val])
+        X_fit, y_fit = _stacked(X_fit, X_val), np.concatenate([y_fit, y_val])
         X_val, y_val = X_val[:0], y_val[:0]
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
     log.info("fitting %s on %d x %d points (%s), params %s, seed %d", method, *X_fit.shape, fit_on, params, seed)
@@ -394,6 +394,19 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
             log.info("stage %s=%s (scored at %s): train %s | val %s | test %s", param, stage[param],
                      stage["stage_value"], stage["train"], stage["val"], stage["test"])
     return result, estimator
+
+
+def _stacked(top, bottom):
+    """``np.vstack([top, bottom])``, without a copy when ``bottom``'s rows follow ``top``'s in one array (a split
+    loaded by :func:`treeopt.data.load_split` keeps training and validation rows so)."""
+    base = top.base
+    start = lambda a: a.__array_interface__["data"][0]  # noqa: E731 (address of an array's first element)
+    if (isinstance(base, np.ndarray) and base is bottom.base and base.ndim == 2 and base.flags.c_contiguous
+            and top.flags.c_contiguous and bottom.flags.c_contiguous and top.shape[1:] == base.shape[1:]
+            and base.shape[0] == top.shape[0] + bottom.shape[0] and start(top) == start(base)
+            and start(bottom) == start(base) + top.nbytes):
+        return base
+    return np.vstack([top, bottom])
 
 
 def _streamed_stage_indices(estimator, values):
