@@ -61,8 +61,6 @@ CALIBRATION_RUNS = {
                                       "train", None, 1),
     "adaboost/rgf_synth_q4_cls/100": ("rgf_synth_q4_cls", "adaboost", {"n_estimators": 100, "max_leaf_nodes": 8,
                                                                        "min_samples_leaf": 10}, "train", None, 1),
-    "nongreedy_sgd_timing/connect4/6": ("connect4", "nongreedy_sgd_timing", {"max_depth": 6, "timed_epochs": 2,
-                                                                             "max_samples": 2000}, "train", None, 1),
 }
 
 CHECK_RUNS = {  # cheapest first: `check` runs them in this order
@@ -148,6 +146,8 @@ def fit():
     rows = _latest(_read(CALIBRATION))
     by_method = {}
     for name, row in rows.items():
+        if name not in CALIBRATION_RUNS:  # a run since dropped from the list
+            continue
         dataset, method, params, fit_on, stages, n_jobs = CALIBRATION_RUNS[name]
         entry = cost._method_entry(model, method)
         shape = cost.dataset_shape(dataset, model, ROOT / "data/processed")
@@ -155,14 +155,23 @@ def fit():
         cpu = max(row["cpu_seconds"], 1e-3)  # the run itself; start_seconds covers the process's start
         data_mb = shape.split_mb + (shape.n_fit(fit_on) * shape.p * 8 / 1e6 if fit_on == "trainval" else 0.0)
         extra = max(row["peak_rss_mb"] - model["base_mb"] - data_mb, 0.0)
-        by_method.setdefault(method, []).append((cpu / units, extra * 1e6 / max(mem_units, 1)))
+        by_method.setdefault(method, []).append((dataset, cpu / units, extra * 1e6 / max(mem_units, 1)))
+    geomean = lambda values: math.exp(sum(math.log(v) for v in values) / len(values))  # noqa: E731
     for method, values in sorted(by_method.items()):
-        cpu_coef = math.exp(sum(math.log(c) for c, _ in values) / len(values))
-        mem_coef = max(m for _, m in values)
-        model["methods"][method]["cpu"] = float(f"{cpu_coef:.4g}")
-        model["methods"][method]["mem"] = float(f"{mem_coef:.4g}")
-        model["methods"][method]["calibrated_on"] = sorted(n for n in rows if n.startswith(method + "/"))
+        cpu_coef = geomean([c for _, c, _ in values])
+        mem_coef = max(m for _, _, m in values)
+        entry = model["methods"][method]
+        entry["cpu"] = float(f"{cpu_coef:.4g}")
+        entry["mem"] = float(f"{mem_coef:.4g}")
+        datasets = sorted({d for d, _, _ in values})
+        if len(datasets) > 1:  # a coefficient per data set measured, the method's own for the others
+            entry["on_datasets"] = {d: float(f"{geomean([c for dd, c, _ in values if dd == d]):.4g}")
+                                    for d in datasets}
+        entry["calibrated_on"] = sorted(n for n in rows if n.startswith(method + "/"))
         print(f"{method}: cpu {cpu_coef:.4g} s/unit, mem {mem_coef:.4g} B/unit from {len(values)} run(s)")
+        # methods of the same family without runs of their own (e.g. co2_forest_node) take these coefficients
+        family = model["families"][entry["family"]]
+        family["cpu"], family["mem"] = entry["cpu"], entry["mem"]
     text = MODEL.read_text()
     header = text[:text.index("\nstart_seconds:") + 1] if "\nstart_seconds:" in text else ""
     MODEL.write_text(header + yaml.safe_dump({k: model[k] for k in model}, sort_keys=False, width=110))

@@ -8,7 +8,9 @@ writes them; the file says when, where and with which command):
   instead: its own header is exact);
 * ``methods``: for each method a *family* (a formula for the work of one fit, below) and two coefficients:
   ``cpu`` (CPU seconds per unit of work, calibrated on timed runs) and ``mem`` (bytes per unit of the family's
-  memory term); methods not measured take their family's coefficients;
+  memory term); methods not measured take their family's coefficients. ``on_datasets`` holds the CPU coefficient
+  measured on particular data sets (the work formulas do not capture everything: how many SGD epochs a CO2 stump
+  takes depends on the data), used for runs on those sets;
 * ``base_mb``: the memory of a run process before it loads data (Python, numpy, scikit-learn, numba kernels).
 
 Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: trees, d: levels grown = the
@@ -25,8 +27,8 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
     gbdt, adaboost            T n p log2(leaves)
     rgf                       leaves n p / 100  one split search per added leaf, plus the corrections
-    segmentation              T windows 2883 d
-    sgd_timing                2^d (epochs x samples)
+    segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
+    sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
 plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
 Memory: ``base_mb`` + the split (all parts, float64) + the refit copy (train + validation) + the family's term:
@@ -187,13 +189,15 @@ def work(family, params, shape, fit_on, stages=()):
     if family == "rgf":
         leaves = _size(params, stages, "max_leaf_nodes", 1000)
         return leaves * n * p / 100.0, n * p
-    if family == "segmentation":
-        T = _number(params.get("n_estimators"), 16)
+    if family == "segmentation":  # shape: images (n_train, n_val, n_test) and p = pixels per image
+        T = _size(params, stages, "n_estimators", 16)
         windows = _number(params.get("windows_per_tree"), 256000)
         depth = _number(params.get("max_depth"), 20) or 20
-        return T * windows * SEG_FEATURES * depth, windows * SEG_FEATURES
-    if family == "sgd_timing":
-        return 2.0 ** _number(params.get("max_depth"), 6), 1.0
+        scored = (shape.n_test + 5 + (shape.n_val if fit_on == "train" else 0)) * p  # every pixel, through every tree
+        return T * depth * SEG_FEATURES * (windows + scored), windows * SEG_FEATURES
+    if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
+        samples = min(_number(params.get("max_samples"), n) or n, n)
+        return 2.0 ** _number(params.get("max_depth"), 6) * samples * _number(params.get("timed_epochs"), 2) * p, n * p
     raise ValueError(f"unknown cost family {family!r}")
 
 
@@ -211,16 +215,17 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     model = model or load_model()
     entry = _method_entry(model, method)
     family = entry["family"]
-    if get_method(method).task == "segmentation":
-        shape = Shape(0, 0, 0, SEG_FEATURES)
-    else:
-        shape = dataset_shape(dataset, model, processed_dir)
+    shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages)
-    cpu = float(entry["cpu"]) * units + float(entry.get("cpu_start", model.get("start_seconds", 0.0)))
+    coefficient = (entry.get("on_datasets") or {}).get(dataset, entry["cpu"])  # measured on this data set
+    cpu = float(coefficient) * units + float(model.get("start_seconds", 0.0))
     parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
     workers = parallel if family in ("co2_forest", "oc1_forest", "segmentation") else 1
-    data_mb = shape.split_mb + (shape.n_fit(fit_on) * shape.p * 8 / 1e6 if fit_on == "trainval" else 0.0)
+    if family == "segmentation":  # uint8 RGB images (their memory is in fixed_mb), not a float64 matrix
+        data_mb = 0.0
+    else:
+        data_mb = shape.split_mb + (shape.n_fit(fit_on) * shape.p * 8 / 1e6 if fit_on == "trainval" else 0.0)
     peak = (float(model["base_mb"]) + float(entry.get("fixed_mb", 0.0)) + data_mb
             + workers * float(entry["mem"]) * mem_units / 1e6)
     return Estimate(cpu, peak, parallel)

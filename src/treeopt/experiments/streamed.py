@@ -74,9 +74,10 @@ def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_
             if sums is None:  # classes_ is known once the first tree is fitted
                 sums = {part: RunningProba(estimator, X) for part, X in parts.items() if X.shape[0]}
                 out["staged"] = {part: {} for part in sums}
+            packed = RunningProba.packed(estimator_i, estimator.classes_.shape[0])
             for part, running in sums.items():
                 t_part = time.perf_counter()
-                running.add(estimator_i)
+                running.add(estimator_i, packed)
                 if part == "test":
                     predicting += time.perf_counter() - t_part
             for part, running in sums.items():
@@ -96,7 +97,7 @@ def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_
                 out["first_tree"] = tree
             if model_path is not None:
                 writer.add(_tree_in_forest_columns(estimator_i, estimator.classes_.shape[0]))
-            del estimator_i, tree
+            del estimator_i, tree, packed
             scoring += time.perf_counter() - t0
     total = time.perf_counter() - start
     out["fit_seconds"] = total - scoring

@@ -130,6 +130,7 @@ def _child(conn, request, others):
     try:
         for sock in others:  # the listener and other jobs' connections: their scripts must see only their own child
             sock.close()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the server's handler would make the child ignore SIGTERM
         os.setpgid(0, 0)
         os.chdir(request["cwd"])
         log = request.get("log")

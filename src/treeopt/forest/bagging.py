@@ -101,13 +101,22 @@ class RunningProba:
         self.total = np.zeros((self.X.shape[0], self.n_classes))
         self.n_trees = 0
 
-    def add(self, estimator):
+    @staticmethod
+    def packed(estimator, n_classes):
+        """The tree of ``estimator`` packed for :meth:`add` (None for float32 trees); pack once, add to several sums."""
         tree = estimator.tree_
-        classes = np.asarray(estimator.classes_, dtype=np.int64)
-        if tree.x_dtype == "float64":
-            PackedForest([tree], [classes], self.n_classes, self.X.shape[1]).accumulate(self.X, 0, 1, self.total)
+        if tree.x_dtype != "float64":
+            return None
+        return PackedForest([tree], [np.asarray(estimator.classes_, dtype=np.int64)], n_classes, tree.n_features)
+
+    def add(self, estimator, packed=False):
+        """Add one tree; ``packed``: its :meth:`packed` copy when already made."""
+        if packed is False:
+            packed = self.packed(estimator, self.n_classes)
+        if packed is not None:
+            packed.accumulate(self.X, 0, 1, self.total)
         else:
-            self.total[:, classes] += tree.predict_proba(self.X)
+            self.total[:, np.asarray(estimator.classes_, dtype=np.int64)] += estimator.tree_.predict_proba(self.X)
         self.n_trees += 1
 
     def proba(self):
