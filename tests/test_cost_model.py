@@ -52,7 +52,7 @@ def test_a_run_estimate_adds_the_start_the_data_and_the_workers():
     assert two.peak_mb > one.peak_mb  # a second tree being grown at once
     single = cost.estimate_run("cart", {"max_depth": 6}, "connect4", threads=2)
     assert single.wall_seconds(2) == single.cpu_seconds  # one tree: one core
-    data_mb = (44000 + 11000 + 12557) * 126 * 8 / 1e6
+    data_mb = (44000 + 11000 + 12557) * 126 * 8 / 1e6  # the split; no copy for a refit
     assert single.peak_mb > cost.load_model()["base_mb"] + data_mb
 
 

@@ -31,7 +31,8 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
 plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
-Memory: ``base_mb`` + the split (all parts, float64) + the refit copy (train + validation) + the family's term:
+Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
+family's term:
 streamed forests (CO2, OC1) ``mem`` x n p per worker (a tree being grown; trees are not kept), scikit-learn
 forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p,
 segmentation runs their window matrices (``treeopt.segmentation``).
@@ -222,12 +223,11 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     cpu = float(coefficient) * units + float(model.get("start_seconds", 0.0))
     parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
     workers = parallel if family in ("co2_forest", "oc1_forest", "segmentation") else 1
-    if family == "segmentation":  # uint8 RGB images (their memory is in fixed_mb), not a float64 matrix
-        data_mb = 0.0
-    else:
-        data_mb = shape.split_mb + (shape.n_fit(fit_on) * shape.p * 8 / 1e6 if fit_on == "trainval" else 0.0)
+    # the split's float64 parts (a refit joins training and validation rows without a copy); segmentation sets are
+    # uint8 images, their memory is in fixed_mb
+    data_mb = 0.0 if family == "segmentation" else shape.split_mb
     peak = (float(model["base_mb"]) + float(entry.get("fixed_mb", 0.0)) + data_mb
-            + workers * float(entry["mem"]) * mem_units / 1e6)
+            + (workers * float(entry["mem"]) + float(entry.get("shared_mem", 0.0))) * mem_units / 1e6)
     return Estimate(cpu, peak, parallel)
 
 
