@@ -8,16 +8,16 @@ writes them; the file says when, where and with which command):
   instead: its own header is exact);
 * ``methods``: for each method a *family* (a formula for the work of one fit, below) and two coefficients:
   ``cpu`` (CPU seconds per unit of work, calibrated on timed runs) and ``mem`` (bytes per unit of the family's
-  memory term); methods not measured take their family's coefficients. ``on_datasets`` holds the CPU coefficient
-  measured on particular data sets (the work formulas do not capture everything: how many SGD epochs a CO2 stump
-  takes depends on the data), used for runs on those sets;
+  memory term); methods not measured take their family's coefficients.;
 * ``base_mb``: the memory of a run process before it loads data (Python, numpy, scikit-learn, numba kernels).
 
 Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: trees, d: levels grown = the
 ``max_depth`` or L when unlimited, all as the run resolves them)::
 
-    co2_forest, oc1_forest    T n L p           CO2's SGD and OC1's line searches touch every point-feature
-                                                 of a node, about L levels
+    co2_forest                T n L (p + 160)   CO2's SGD touches every point-feature of a node at every
+                                                 epoch, about L levels; + 160: its per-point work that does
+                                                 not grow with p (CO2_FIXED_FEATURES)
+    oc1_forest                T n L p           OC1's line searches, every point-feature of a node
     rf                        T n L q           scikit-learn's trees, q features tried per node
     cart                      n p d
     co2_tree                  n p d
@@ -26,7 +26,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     nongreedy_tree            epochs n p d + co2_tree   (the CO2 tree it starts from, then SGD over all nodes)
     tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
     gbdt, adaboost            T n p log2(leaves)
-    rgf                       leaves n p / 100  one split search per added leaf, plus the corrections
+    rgf                       leaves n          a split search per added leaf over binned features, plus
+                                                 the corrections (results/paper/rgf_fig16_time.csv: 10,000
+                                                 leaves took 8-13 s with 108 features, 12-19 s with 10)
     segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
@@ -55,6 +57,11 @@ from .params import is_inherit_marker
 
 MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
 SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
+# A CO2 stump's per-point work that does not grow with p (leaf log-loss tables over k classes, the winner and label
+# counts, the shuffle) costs as much as about this many features' multiply-adds: fitted on the CO2 Forest
+# calibration runs (SatImage p = 36, Letter 16, Connect-4 126), whose CPU per tree x row x level grows far less than
+# p: 3.5, 2.3 and 5.1 microseconds.
+CO2_FIXED_FEATURES = 160
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,10 @@ def work(family, params, shape, fit_on, stages=()):
     p = max(shape.p, 1)
     L = math.log2(n)
     d = _levels(params, n)
-    if family in ("co2_forest", "oc1_forest"):
+    if family == "co2_forest":
+        T = _size(params, stages, "n_estimators", 30)
+        return T * n * L * (p + CO2_FIXED_FEATURES), n * p
+    if family == "oc1_forest":
         T = _size(params, stages, "n_estimators", 30)
         return T * n * L * p, n * p
     if family == "rf":
@@ -187,9 +197,9 @@ def work(family, params, shape, fit_on, stages=()):
         T = _size(params, stages, "n_estimators", 100)
         leaves = _number(params.get("max_leaf_nodes"), 8)
         return T * n * p * math.log2(max(leaves, 2)), n * p
-    if family == "rgf":
+    if family == "rgf":  # binned features: the paper profile's RGF fits took as long with 108 features as with 10
         leaves = _size(params, stages, "max_leaf_nodes", 1000)
-        return leaves * n * p / 100.0, n * p
+        return leaves * n, n * p
     if family == "segmentation":  # shape: images (n_train, n_val, n_test) and p = pixels per image
         T = _size(params, stages, "n_estimators", 16)
         windows = _number(params.get("windows_per_tree"), 256000)
@@ -219,8 +229,7 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages)
-    coefficient = (entry.get("on_datasets") or {}).get(dataset, entry["cpu"])  # measured on this data set
-    cpu = float(coefficient) * units + float(model.get("start_seconds", 0.0))
+    cpu = float(entry["cpu"]) * units + float(model.get("start_seconds", 0.0))
     parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
     workers = parallel if family in ("co2_forest", "oc1_forest", "segmentation") else 1
     # the split's float64 parts (a refit joins training and validation rows without a copy); segmentation sets are
