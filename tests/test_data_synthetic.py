@@ -85,3 +85,26 @@ def test_prepared_synthetic_split_seed_selects_the_dataset(tmp_path):
     assert not np.array_equal(s0.X_train, s1.X_train)
     again = load_split(prepare_split("syn", {**cfg, "data": {**cfg["data"], "processed_dir": str(tmp_path / "q")}}, 0))
     np.testing.assert_array_equal(again.X_test, s0.X_test)
+
+
+def test_covertype_like_has_covertypes_layout_and_is_reproducible():
+    from treeopt.data.synthetic import make_covertype_like
+
+    X, y = make_covertype_like(3000, random_state=5)
+    assert X.shape == (3000, 54) and set(np.unique(y)) <= set(range(7))
+    assert np.array_equal(X[:, 10:14].sum(axis=1), np.ones(3000))  # one wilderness area per row
+    assert np.array_equal(X[:, 14:].sum(axis=1), np.ones(3000))  # one soil type per row
+    assert set(np.unique(X[:, 10:])) == {0.0, 1.0}
+    X2, y2 = make_covertype_like(3000, random_state=5)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(y, y2)
+    assert not np.array_equal(y, make_covertype_like(3000, random_state=6)[1])
+    # labels follow the features (a tree beats the majority class by far), but not perfectly (redrawn labels)
+    from sklearn.tree import DecisionTreeClassifier
+
+    tree = DecisionTreeClassifier(max_depth=8, random_state=0).fit(X[:2000], y[:2000])
+    accuracy = tree.score(X[2000:], y[2000:])
+    assert np.bincount(y).max() / len(y) + 0.15 < accuracy < 0.99
+    for bad in ({"n_classes": 1}, {"n_classes": 8}, {"noise": 1.0}):
+        with pytest.raises(ValueError):
+            make_covertype_like(10, **bad)

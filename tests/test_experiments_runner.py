@@ -177,3 +177,21 @@ def test_a_dotted_parameter_goes_inside_the_dict_parameter_and_reads_the_inner_n
     params, inherited = runner.resolve_inherited({"nu": 1.0, "init_params.nu": "from-co2_tree-fig2"},
                                                  {"init_params.nu": str(selection)})
     assert params == {"nu": 1.0, "init_params.nu": 10} and inherited == {"init_params.nu": str(selection)}
+
+
+def test_a_refit_takes_the_loaded_training_and_validation_rows_without_a_copy(tmp_path):
+    from treeopt.data import load_split, prepare_split
+    from treeopt.experiments.runner import _stacked
+
+    config = {"data": {"processed_dir": str(tmp_path / "processed"), "raw_dir": str(tmp_path / "raw")},
+              "datasets": {"wine": {"task": "classification", "format": "sklearn", "options": {"loader": "wine"},
+                                    "split": {"protocol": "random"}, "scale": "none"}}}
+    split = load_split(prepare_split("wine", config, 0))
+    joined = _stacked(split.X_train, split.X_val)
+    assert joined is split.X_train.base and np.shares_memory(joined, split.X_val)
+    assert np.array_equal(joined, np.vstack([split.X_train, split.X_val]))
+    # any other pair of arrays is stacked by copying
+    a, b = np.ones((3, 2)), np.zeros((2, 2))
+    assert np.array_equal(_stacked(a, b), np.vstack([a, b]))
+    block = np.empty((5, 2))
+    assert np.array_equal(_stacked(block[3:], block[:3]), np.vstack([block[3:], block[:3]]))

@@ -51,10 +51,16 @@ def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-3000:]
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
-    seg_co2, = plan.find(experiment="co2_segmentation_trees", method="seg_co2", n_estimators=32)
-    assert seg_co2 in out
-    # the segmentation runs ask for the window matrices' memory and two days; tables for 1 GB / 10 min
-    assert "mem_mb=13808" in out and "runtime=2880" in out
+    run_dir, = plan.find(experiment="co2_segmentation_trees", method="seg_co2", n_estimators=32)
+    assert run_dir in out
+    # every run asks for what the cost model predicts times its safety factors (treeopt.experiments.resources);
+    # tables for 1 GB / 10 min
+    from treeopt.experiments.resources import run_mem_mb, run_runtime
+
+    final = plan.finals[run_dir]
+    job = out[out.index(run_dir) - 2000:out.index(run_dir) + 2000]
+    mem, minutes = run_mem_mb("paper", final, plan.n_jobs), run_runtime("paper", final, plan.n_jobs)
+    assert f"mem_mb={mem}" in job and f"runtime={minutes}" in job, job
     assert "mem_mb=1000" in out
 
 
@@ -88,16 +94,20 @@ def test_one_output_layout_for_every_profile():
     assert {"co2_fig4_jaccard", "co2_fig3_segmentation"} <= set(FIGURES)
 
 
-def test_oblique_forest_runs_ask_for_memory_by_their_number_of_trees():
-    """1000 Connect-4 CO2 trees peaked at 15.9 GB: the flat 8 GB of an ordinary paper run is not enough."""
-    from treeopt.experiments.resources import run_mem_mb
+def test_runs_ask_for_memory_and_time_by_their_size():
+    """Resources come from the cost model: a 1000-tree CO2 Forest asks for more time than a 30-tree one but not
+    for more memory (it is scored tree by tree), a scikit-learn forest keeps its trees and asks for more."""
+    from treeopt.experiments.resources import run_mem_mb, run_runtime
 
     plan = build_plan(load_config(REPO / "config.yaml", overrides={"profile": "paper"}))
     asked = {}
     for spec in plan.finals.values():
-        asked.setdefault(spec.method, set()).add(run_mem_mb("paper", spec))
-    assert 24000 in asked["co2_forest"] and 8480 in asked["co2_forest"]  # staged 1000 trees; 30 trees
-    assert asked["rf"] == {8000} and asked["co2_tree"] == {8000}  # axis forests and single trees keep 8 GB
+        if spec.dataset == "connect4" and spec.method in ("co2_forest", "rf"):
+            size = max(v for _, values in spec.stages for v in values)
+            asked[spec.method, size] = (run_mem_mb("paper", spec, 2), run_runtime("paper", spec, 2))
+    assert asked["co2_forest", 1000][1] > asked["co2_forest", 30][1]
+    assert asked["co2_forest", 1000][0] == asked["co2_forest", 30][0] < 4000
+    assert asked["rf", 1000][0] > asked["co2_forest", 1000][0]
 
 
 def test_a_run_inside_a_slurm_job_names_the_job_and_its_log(monkeypatch, tmp_path):

@@ -37,7 +37,7 @@ from .readers import FORMATS, Table, encode_labels
 from .scaling import apply_scaler, fit_scaler
 from .spec import DatasetSpec, DataSettings, data_settings, get_spec, mirror_problem
 from .splits import make_split
-from .synthetic import make_rgf_synthetic
+from .synthetic import make_covertype_like, make_rgf_synthetic
 
 # Bump when parsing or splitting changes meaning, so stale caches are rebuilt.
 CACHE_VERSION = 1
@@ -130,8 +130,10 @@ def load_split(path: str | os.PathLike) -> Split:
             missing = [k for k in (*SPLIT_KEYS, "task", "name") if k not in z.files]
             if missing:
                 raise DataFormatError(f"{path}: not a treeopt split file (missing {missing})")
+            arrays = {k: z[k] for k in SPLIT_KEYS if k not in ("X_train", "X_val")}
+            arrays["X_train"], arrays["X_val"] = _train_val_block(z["X_train"], z["X_val"])
             split = Split(
-                **{k: z[k] for k in SPLIT_KEYS}, task=str(z["task"]), name=str(z["name"]),
+                **arrays, task=str(z["task"]), name=str(z["name"]),
                 classes=z["classes"] if "classes" in z.files else np.array([], dtype=str),
                 feature_names=z["feature_names"] if "feature_names" in z.files else np.array([], dtype=str),
                 split_seed=int(z["split_seed"]) if "split_seed" in z.files else 0,
@@ -161,6 +163,18 @@ AVAILABILITY_LABELS = {
     "download": "at least one file is downloaded (and checked) when a job needs the data set",
     "missing": "a path: file does not exist",
 }
+
+
+def _train_val_block(X_train: np.ndarray, X_val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training and validation rows as two views of one array, training rows first, so that a final run's
+    refit on both (:func:`treeopt.experiments.runner.fit_and_measure`) takes their union without a copy (for
+    Fashion-MNIST, 376 MB less)."""
+    if X_train.ndim != 2 or X_val.ndim != 2 or X_train.shape[1:] != X_val.shape[1:] or X_train.dtype != X_val.dtype:
+        return X_train, X_val  # images, or parts that do not fit together (the checks below say so)
+    block = np.empty((X_train.shape[0] + X_val.shape[0], X_train.shape[1]), dtype=X_train.dtype)
+    block[:X_train.shape[0]] = X_train
+    block[X_train.shape[0]:] = X_val
+    return block[:X_train.shape[0]], block[X_train.shape[0]:]
 
 
 def availability(name: str, config: Mapping[str, Any]) -> str:
@@ -313,6 +327,14 @@ def _synthetic_table(spec: DatasetSpec, seed: int) -> tuple[Table, np.ndarray]:
         if spec.task != "segmentation":
             raise ValueError(f"dataset {spec.name!r}: generator faces needs task segmentation")
         return synthetic_faces_table(o, seed), np.array(PART_NAMES)
+    if o["generator"] == "covertype_like":
+        if spec.task != "classification":
+            raise ValueError(f"dataset {spec.name!r}: generator covertype_like needs task classification")
+        X, y = make_covertype_like(o["n_samples"], n_classes=o["n_classes"], noise=o["noise"],
+                                   random_state=np.random.SeedSequence([int(o["seed"]), seed]))
+        names = ([f"x{i}" for i in range(10)] + [f"area{i}" for i in range(4)] + [f"soil{i}" for i in range(40)])
+        y, classes = encode_labels(y + 1, spec.task)  # classes 1..k as Covertype's cover types
+        return Table(X, y, np.full(len(y), -1, dtype=np.int8), None, names), classes
     if o["generator"] != "rgf_trees":
         raise ValueError(f"dataset {spec.name!r}: unknown generator {o['generator']!r}")
     if not isinstance(o["q"], int) or o["q"] < 1:

@@ -381,7 +381,8 @@ FORMATS: dict[str, FormatInfo] = {
     "npz": FormatInfo(read_npz, {}, PLAIN_ROLES),
     "synthetic": FormatInfo(None, {"generator": "rgf_trees", "q": None, "target": None,
                                    "n_samples": 12000, "n_trees": 100, "n_features": 10,
-                                   "n_values": 100, "seed": 0, "n_images": 120, "image_size": 80},
+                                   "n_values": 100, "seed": 0, "n_images": 120, "image_size": 80,
+                                   "n_classes": 7, "noise": 0.02},
                            (), needs_files=False),
     # face-part segmentation (treeopt.data.faces): rows are images, labels are images
     "lfw_parts": FormatInfo(_read_lfw_parts, {"palette": None, "class_names": None, "image_size": None},

@@ -105,3 +105,58 @@ def make_rgf_synthetic(
         std = interim.std()
         y = (interim - interim.mean()) / (std if std > 0 else 1.0)
     return X, y, trees
+
+
+COVERTYPE_PRIORS = (0.365, 0.488, 0.062, 0.005, 0.016, 0.030, 0.035)  # Covertype's class shares (UCI counts)
+
+
+def make_covertype_like(
+    n_samples: int, *, n_classes: int = 7, noise: float = 0.02, n_ridges: int = 6,
+    random_state: int | np.random.SeedSequence = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` shaped like Covertype (UCI, 581,012 x 54), for runs at its scale where the real file is not
+    available (an offline mirror without it). Not Covertype: a generated set with its layout and cost.
+
+    Columns as Covertype's: 10 continuous features (correlated Gaussians; the first plays elevation's part),
+    a wilderness area as 4 one-hot columns (drawn from the first feature), a soil type as 40 one-hot columns
+    (each area has its own soil distribution). Labels ``0..n_classes-1``: the largest class score, a score
+    being a band of the first feature around a class centre (as classes of cover type follow elevation), a sum
+    of ``n_ridges`` random ridge functions ``a tanh(u . x + b)`` of the continuous features (oblique structure), plus
+    an effect of the soil type and of the area, plus the log of Covertype's class shares (the first
+    ``n_classes`` of them, renormalised) so that classes are as unbalanced; then a share ``noise`` of the
+    labels is replaced by a uniformly drawn class, so trees grown to purity have many small leaves, as on real
+    data.
+    """
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+    if not 2 <= n_classes <= len(COVERTYPE_PRIORS):
+        raise ValueError(f"n_classes must be in [2, {len(COVERTYPE_PRIORS)}], got {n_classes}")
+    if not 0 <= noise < 1:
+        raise ValueError(f"noise must be in [0, 1), got {noise}")
+    rng = np.random.default_rng(random_state)
+    n_cont, n_areas, n_soils = 10, 4, 40
+    mix = rng.normal(size=(n_cont, n_cont)) / np.sqrt(n_cont) + np.eye(n_cont)
+    cont = rng.normal(size=(n_samples, n_cont)) @ mix
+    area_slope = rng.normal(size=n_areas) * 2.0
+    area = np.argmax(cont[:, :1] * area_slope + rng.gumbel(size=(n_samples, n_areas)), axis=1)
+    soil_given_area = rng.dirichlet(np.full(n_soils, 0.3), size=n_areas)
+    u = rng.random((n_samples, 1))
+    soil = np.minimum((u > np.cumsum(soil_given_area, axis=1)[area]).sum(axis=1), n_soils - 1)
+    priors = np.asarray(COVERTYPE_PRIORS[:n_classes])
+    score = np.tile(np.log(priors / priors.sum()), (n_samples, 1))
+    # elevation bands: each class prefers its own range of the first feature (Covertype's strongest feature)
+    centres = np.sort(rng.normal(size=n_classes)) * 1.5
+    score -= (cont[:, :1] - centres[rng.permutation(n_classes)]) ** 2 * 2.0
+    for c in range(n_classes):
+        for _ in range(n_ridges):
+            direction = rng.normal(size=n_cont)
+            score[:, c] += 0.7 * rng.normal() * np.tanh(cont @ direction + rng.normal())
+    score += rng.normal(size=(n_soils, n_classes))[soil] + rng.normal(size=(n_areas, n_classes))[area]
+    y = np.argmax(score, axis=1)
+    flip = rng.random(n_samples) < noise
+    y[flip] = rng.integers(0, n_classes, int(flip.sum()))
+    X = np.zeros((n_samples, n_cont + n_areas + n_soils))
+    X[:, :n_cont] = cont
+    X[np.arange(n_samples), n_cont + area] = 1.0
+    X[np.arange(n_samples), n_cont + n_areas + soil] = 1.0
+    return X, y

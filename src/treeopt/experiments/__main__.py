@@ -1,7 +1,7 @@
 """Command-line helpers around the workflow.
 
     python -m treeopt.experiments check [--config config.yaml] [--set profile=paper]
-    python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper]
+    python -m treeopt.experiments plan  [--config config.yaml] [--set profile=paper] [--estimate [--cores N ...]]
     python -m treeopt.experiments targets --set profile=paper --experiment tao_table1 [--dataset letter] ...
     python -m treeopt.experiments migrate [--set profile=paper] [--dry-run]
     python -m treeopt.experiments rerun results/runs/.../params.yaml --out NEW_FOLDER [--force]
@@ -27,6 +27,11 @@ some targets were asked of Snakemake. The workflow's own tables always need ever
 ``scorecard`` sets every paper number the profile reproduces beside ours, from the profile's tables that exist
 (:mod:`treeopt.experiments.scorecard`): ``scorecard.csv`` and ``scorecard.md`` beside the tables,
 ``figures/scorecard.png|pdf``; with ``--out DIR`` the tables are read from and written to ``DIR``.
+
+``plan --estimate`` prints, per experiment and in total, the CPU hours and the largest peak memory the cost model
+(:mod:`treeopt.experiments.cost`, measured) expects of the profile's candidate and final runs, and how long the
+whole profile takes on N cores (``--cores``, default 2 and 100): the CPU hours over N, or the longest run if that
+is longer.
 
 ``rerun`` writes into a new (absent or empty) folder. ``--force`` replaces an earlier run folder (one that holds
 only a run's files); any other non-empty folder is refused, with or without ``--force``.
@@ -132,6 +137,36 @@ def _migrate(args):
     return 0
 
 
+def _hours(seconds):
+    return f"{seconds / 3600:10.1f}"
+
+
+def _print_estimate(plan, cores, threads=None):
+    from .cost import MODEL_FILE, estimate_plan
+
+    threads = threads or plan.n_jobs
+    costs = estimate_plan(plan, threads=threads)
+    print(f"profile {plan.profile!r}: cost model {MODEL_FILE.name} (measured; benchmarks/results/cost_model_check.csv), "
+          f"{threads} thread(s) per run")
+    print(f"  {'experiment':32s} {'runs':>6s} {'CPU hours':>10s} {'peak GB':>8s} {'longest h':>10s}")
+    total = sum(c.cpu_seconds for c in costs.values())
+    for name, c in sorted(costs.items(), key=lambda item: -item[1].cpu_seconds):
+        unknown = f"  ({c.unknown} runs not costed)" if c.unknown else ""
+        print(f"  {name:32s} {c.n_runs:6d} {_hours(c.cpu_seconds)} {c.peak_mb / 1000:8.1f} "
+              f"{_hours(c.longest_seconds)}{unknown}")
+    runs = sum(c.n_runs for c in costs.values())
+    peak = max((c.peak_mb for c in costs.values()), default=0.0)
+    longest = max((c.longest_seconds for c in costs.values()), default=0.0)
+    print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest)}")
+    for n in cores:
+        wall = max(total / n, longest)
+        print(f"  on {n} cores: at least {wall / 3600:.1f} hours ({wall / 86400:.1f} days)"
+              f"{' (the longest run)' if wall == longest else ''}")
+    unknown = sum(c.unknown for c in costs.values())
+    if unknown:
+        print(f"  {unknown} runs could not be costed (data set or method not in the cost model)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m treeopt.experiments", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,6 +176,13 @@ def main(argv=None):
         p.add_argument("--config", default="config.yaml")
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override like snakemake --config, e.g. profile=paper")
+        if name == "plan":
+            p.add_argument("--estimate", action="store_true",
+                           help="print the CPU hours and peak memory the cost model expects, per experiment")
+            p.add_argument("--cores", type=int, nargs="+", default=[2, 100],
+                           help="with --estimate: say how long the profile takes on this many cores")
+            p.add_argument("--threads", type=int, default=None,
+                           help="with --estimate: threads per run (default: the profile's n_jobs)")
     p = sub.add_parser("targets", help="the final run folders (or selection files) of an experiment, one per line")
     p.add_argument("--config", default="config.yaml")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
@@ -178,6 +220,8 @@ def main(argv=None):
         if args.command == "check":
             config = _config(args)
             print(f"{args.config}: valid (profile {config['profile']!r})")
+        elif args.command == "plan" and args.estimate:
+            _print_estimate(build_plan(_config(args)), args.cores, args.threads)
         elif args.command == "plan":
             plan = build_plan(_config(args))
             print(f"profile {plan.profile!r}: {len(plan.datasets)} data sets, {len(plan.runs)} candidate runs, "

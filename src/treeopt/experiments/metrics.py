@@ -28,16 +28,29 @@ def task_metrics(task, y_true, y_pred):
 def tree_stats(trees, X):
     """``Tree.stats(X)`` for one tree; for several, the mean of each statistic. Always adds ``n_trees`` and
     ``n_leaves_total`` (leaves summed over the trees)."""
-    if not trees:
+    return combine_tree_stats([tree.stats(X) for tree in trees], [n_leaves(tree) for tree in trees])
+
+
+def n_leaves(tree):
+    return int(np.count_nonzero(tree.left < 0))
+
+
+def combine_tree_stats(per_tree, leaves):
+    """:func:`tree_stats` from each tree's ``Tree.stats`` and leaf count (a forest scored tree by tree keeps
+    only these)."""
+    if not per_tree:
         return {"n_trees": 0, "n_leaves_total": 0}
-    per_tree = [tree.stats(X) for tree in trees]
     if len(per_tree) == 1:
         stats = dict(per_tree[0])
     else:
         stats = {key: float(np.mean([s[key] for s in per_tree])) for key in per_tree[0]}
-    stats["n_trees"] = len(trees)
-    stats["n_leaves_total"] = int(sum(np.count_nonzero(tree.left < 0) for tree in trees))
+    stats["n_trees"] = len(per_tree)
+    stats["n_leaves_total"] = int(sum(leaves))
     return stats
+
+
+def n_oblique_splits(tree):
+    return int(np.count_nonzero(tree.feature[tree.left >= 0] == -1))
 
 
 def split_counts(estimator, trees):
@@ -49,14 +62,22 @@ def split_counts(estimator, trees):
     """
     if not trees:
         return {}
-    oblique = float(np.mean([np.count_nonzero(t.feature[t.left >= 0] == -1) for t in trees]))
     fallbacks = getattr(estimator, "n_axis_fallbacks_", None)
     if fallbacks is None:
         members = getattr(estimator, "estimators_", None)  # a list, or boosting's (iterations x outputs) array
         members = [] if members is None else np.ravel(np.asarray(members, dtype=object))
-        members = [m for m in members if hasattr(m, "n_axis_fallbacks_")]
-        fallbacks = float(np.mean([m.n_axis_fallbacks_ for m in members])) if members else 0.0
-    return {"n_oblique_splits": oblique, "n_axis_fallbacks": float(fallbacks)}
+        fallbacks = [m.n_axis_fallbacks_ for m in members if hasattr(m, "n_axis_fallbacks_")]
+    return split_counts_from([n_oblique_splits(t) for t in trees], fallbacks)
+
+
+def split_counts_from(oblique, fallbacks):
+    """:func:`split_counts` from the oblique splits of each tree and the learner's fallback count: a number, or
+    one per member (their mean; none: 0). A forest scored tree by tree keeps only these."""
+    if not len(oblique):
+        return {}
+    if not np.isscalar(fallbacks):
+        fallbacks = float(np.mean(fallbacks)) if len(fallbacks) else 0.0
+    return {"n_oblique_splits": float(np.mean(oblique)), "n_axis_fallbacks": float(fallbacks)}
 
 
 def versions():

@@ -33,7 +33,8 @@ from . import metrics as _metrics
 from .joblog import slurm_job
 from .methods import get_method, make_estimator
 from .params import is_inherit_marker, split_dotted
-from .staged import staged_scores
+from .staged import pick_stages, stage_entries, staged_scores
+from .streamed import fit_streamed, streams
 
 FIT_ON = ("train", "trainval")
 RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})
@@ -307,11 +308,14 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     return result, estimator
 
 
-def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=()):
+def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=(), model_path=None):
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
 
     ``stages`` ((param, values) pairs, at most one) also scores the fitted model at each of those sizes
-    (:func:`treeopt.experiments.staged.staged_scores`), recorded under ``stages`` in the metrics.
+    (:func:`treeopt.experiments.staged.staged_scores`), recorded under ``stages`` in the metrics. A treeopt
+    bagged forest is scored tree by tree and keeps no tree (:mod:`treeopt.experiments.streamed`: memory does not
+    grow with the number of trees; the returned estimator then has no ``estimators_``); with ``model_path`` its
+    trees are written there one by one. Other models are written there after fitting.
     """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
@@ -319,54 +323,109 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         raise ValueError(f"method {method!r} solves {spec.task}, but the data set is a {split.task} task")
     if fit_on not in FIT_ON:
         raise ValueError(f"fit_on must be one of {FIT_ON}, got {fit_on!r}")
+    if len(stages) > 1:
+        raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")
     if spec.task == "segmentation":
-        return fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=log)
+        result, estimator = fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs,
+                                                         log=log)
+        trees = _metrics.fitted_trees(estimator) if model_path is not None else []
+        if trees:
+            save_trees(model_path, trees)
+        return result, estimator
     X_fit, y_fit = split.X_train, split.y_train
     X_val, y_val = split.X_val, split.y_val
     if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
-        X_fit, y_fit = np.vstack([X_fit, X_val]), np.concatenate([y_fit, y_val])
+        X_fit, y_fit = _stacked(X_fit, X_val), np.concatenate([y_fit, y_val])
         X_val, y_val = X_val[:0], y_val[:0]
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
     log.info("fitting %s on %d x %d points (%s), params %s, seed %d", method, *X_fit.shape, fit_on, params, seed)
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        estimator.fit(X_fit, y_fit)
-    fit_seconds = time.perf_counter() - start
-    for w in caught:
-        log.warning("%s: %s", w.category.__name__, w.message)
-    log.info("fit took %.3f s", fit_seconds)
-
-    start = time.perf_counter()
-    y_test_pred = estimator.predict(split.X_test) if split.X_test.shape[0] else split.y_test[:0]
-    predict_seconds = time.perf_counter() - start
+    parts = {"train": (X_fit, y_fit), "val": (X_val, y_val), "test": (split.X_test, split.y_test)}
+    X_stats = split.X_test if split.X_test.shape[0] else X_fit
     result = {
         "params": dict(params), "seed": int(seed),
         "n_train": int(X_fit.shape[0]), "n_val": int(X_val.shape[0]), "n_test": int(split.X_test.shape[0]),
-        "train": _metrics.task_metrics(spec.task, y_fit, estimator.predict(X_fit)),
-        "val": _metrics.task_metrics(spec.task, y_val, estimator.predict(X_val) if X_val.shape[0] else y_val),
-        "test": _metrics.task_metrics(spec.task, split.y_test, y_test_pred),
-        "fit_seconds": fit_seconds, "predict_seconds": predict_seconds,
     }
-    X_stats = split.X_test if split.X_test.shape[0] else X_fit
-    trees = _metrics.fitted_trees(estimator)
-    result["tree"] = _metrics.tree_stats(trees, X_stats)
-    result["tree"].update(_metrics.split_counts(estimator, trees))
-    if len(trees) == 1:  # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if streams(estimator, spec.task):
+            sizes = {v for _, values in stages for v in values}
+            fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
+                                  stage_sizes=_streamed_stage_indices(estimator, sizes), model_path=model_path)
+        else:
+            start = time.perf_counter()
+            estimator.fit(X_fit, y_fit)
+            fitted = {"fit_seconds": time.perf_counter() - start}
+    for w in caught:
+        log.warning("%s: %s", w.category.__name__, w.message)
+    log.info("fit took %.3f s", fitted["fit_seconds"])
+
+    if "labels" in fitted:  # scored tree by tree
+        labels = fitted["labels"]
+        predict_seconds = fitted["predict_seconds"]
+        result["tree"] = _metrics.combine_tree_stats(fitted["tree_stats"], fitted["leaves"])
+        result["tree"].update(_metrics.split_counts_from(fitted["oblique"], fitted["fallbacks"]))
+        trees = [fitted["first_tree"]] if fitted["first_tree"] is not None else []
+    else:
+        start = time.perf_counter()
+        labels = {"test": estimator.predict(split.X_test) if split.X_test.shape[0] else split.y_test[:0]}
+        predict_seconds = time.perf_counter() - start
+        labels["train"] = estimator.predict(X_fit)
+        if X_val.shape[0]:
+            labels["val"] = estimator.predict(X_val)
+        trees = _metrics.fitted_trees(estimator)
+        result["tree"] = _metrics.tree_stats(trees, X_stats)
+        result["tree"].update(_metrics.split_counts(estimator, trees))
+        if model_path is not None and trees:
+            save_trees(model_path, trees)
+    for part, (_, y) in parts.items():
+        result[part] = _metrics.task_metrics(spec.task, y, labels[part] if part in labels else y)
+    result.update(fit_seconds=fitted["fit_seconds"], predict_seconds=predict_seconds)
+    if len(trees) == 1:
+        # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
         result["tree"]["active_leaves_train"] = int(np.unique(trees[0].apply(X_fit)).size)
     result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
     if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
         result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
-    if len(stages) > 1:
-        raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")
     for param, values in stages:
-        parts = {"train": (X_fit, y_fit), "val": (X_val, y_val), "test": (split.X_test, split.y_test)}
-        result["stages"] = staged_scores(estimator, spec.task, param, values, parts, trees=trees)
+        if "labels" in fitted:
+            result["stages"] = _streamed_stages(spec.task, param, values, parts, fitted)
+        else:
+            result["stages"] = staged_scores(estimator, spec.task, param, values, parts, trees=trees)
         for stage in result["stages"]:
             log.info("stage %s=%s (scored at %s): train %s | val %s | test %s", param, stage[param],
                      stage["stage_value"], stage["train"], stage["val"], stage["test"])
     return result, estimator
+
+
+def _stacked(top, bottom):
+    """``np.vstack([top, bottom])``, without a copy when ``bottom``'s rows follow ``top``'s in one array (a split
+    loaded by :func:`treeopt.data.load_split` keeps training and validation rows so)."""
+    base = top.base
+    start = lambda a: a.__array_interface__["data"][0]  # noqa: E731 (address of an array's first element)
+    if (isinstance(base, np.ndarray) and base is bottom.base and base.ndim == 2 and base.flags.c_contiguous
+            and top.flags.c_contiguous and bottom.flags.c_contiguous and top.shape[1:] == base.shape[1:]
+            and base.shape[0] == top.shape[0] + bottom.shape[0] and start(top) == start(base)
+            and start(bottom) == start(base) + top.nbytes):
+        return base
+    return np.vstack([top, bottom])
+
+
+def _streamed_stage_indices(estimator, values):
+    """The forest sizes a streamed forest is scored at for the wanted ``values`` (each at the last size not
+    above it, as :func:`treeopt.experiments.staged.staged_scores` picks)."""
+    stage_value = list(range(1, int(estimator.n_estimators) + 1))
+    return sorted(set(pick_stages(stage_value, values).values()))
+
+
+def _streamed_stages(task, param, values, parts, fitted):
+    """The ``stages`` entries of a forest scored tree by tree (as :func:`staged_scores` makes them)."""
+    n_trees = len(fitted["leaves"])
+    stage_value = list(range(1, n_trees + 1))
+    picks = pick_stages(stage_value, values, param)
+    cumulative = np.cumsum(fitted["leaves"])
+    tree_of_stage = lambda index: {"n_trees": index, "n_leaves_total": int(cumulative[index - 1])}  # noqa: E731
+    return stage_entries(task, param, picks, stage_value, parts, fitted["staged"], tree_of_stage)
 
 
 def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n_jobs=1, save_model=None,
@@ -413,8 +472,10 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         setup["repeat"] = f"python -m treeopt.experiments rerun {shown_dir / 'params.yaml'} --out NEW_FOLDER"
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
         split = _load_split(split_path)
+        keep = get_method(method).keeps_model if save_model is None else save_model
         measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger,
-                                              stages=tuple(stages.items()))
+                                              stages=tuple(stages.items()),
+                                              model_path=tmp / "model.npz" if keep else None)
         arrays = measured.pop("_arrays", None)
         if arrays is not None:  # segmentation: test label maps for figures
             np.savez_compressed(tmp / "segmentation.npz", **arrays)
@@ -422,10 +483,6 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
                   "git_commit": _metrics.git_commit()}
         result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
-        keep = get_method(method).keeps_model if save_model is None else save_model
-        trees = _metrics.fitted_trees(estimator) if keep else []
-        if trees:
-            save_trees(tmp / "model.npz", trees)
         logger.info("done")
         handler.close()
         _move_into_place(tmp, run_dir)

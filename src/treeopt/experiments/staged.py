@@ -23,10 +23,6 @@ import numpy as np
 from . import metrics as _metrics
 
 
-def _n_leaves(tree):
-    return int(np.count_nonzero(tree.left < 0))
-
-
 def _prefix_mean(members, X, predict, sizes, classes=None):
     """Mean prediction of the first m members for each m in ``sizes`` (ascending), one pass over members."""
     total, done = None, 0
@@ -78,6 +74,33 @@ def n_stages_of(estimator, param):
     return int(n)
 
 
+def pick_stages(stage_value, values, param="n_estimators"):
+    """``{wanted value: 1-based stage index}``: each value is scored at the last stage not above it. A value
+    below the first stage (e.g. n_estimators 0) is an error: no model that small exists, and no row may silently
+    go missing."""
+    picks = {}
+    for value in sorted(set(values)):
+        below = [i for i, v in enumerate(stage_value, start=1) if v <= value]
+        if not below:
+            raise ValueError(f"{param}={value!r} is below the smallest stage of the fitted model "
+                             f"({stage_value[0] if stage_value else 'none'}); nothing to score it at")
+        picks[value] = below[-1]
+    return picks
+
+
+def stage_entries(task, param, picks, stage_value, parts, predictions, tree_of_stage):
+    """The ``stages`` list of a run's metrics: one dict per wanted value (see :func:`staged_scores`) from the
+    predictions ``{part: {stage index: labels or values}}`` and ``tree_of_stage(index) -> tree dict``."""
+    out = []
+    for value, index in picks.items():
+        entry = {param: value, "stage_value": stage_value[index - 1]}
+        for part, (_, y) in parts.items():
+            entry[part] = (_metrics.task_metrics(task, y, predictions[part][index]) if part in predictions else {})
+        entry["tree"] = tree_of_stage(index)
+        out.append(entry)
+    return out
+
+
 def staged_scores(estimator, task, param, values, parts, trees=None):
     """Metrics of ``estimator`` at each wanted size ``values`` of ``param``.
 
@@ -89,13 +112,7 @@ def staged_scores(estimator, task, param, values, parts, trees=None):
     n_stages = n_stages_of(estimator, param)
     sizes = getattr(estimator, "stage_sizes_", None) or {}
     stage_value = list(sizes.get(param, range(1, n_stages + 1)))
-    picks = {}
-    for value in sorted(set(values)):
-        below = [i for i, v in enumerate(stage_value, start=1) if v <= value]
-        if not below:  # e.g. n_estimators 0: no model that small exists, so no row may silently go missing
-            raise ValueError(f"{param}={value!r} is below the smallest stage of the fitted model "
-                             f"({stage_value[0] if stage_value else 'none'}); nothing to score it at")
-        picks[value] = below[-1]
+    picks = pick_stages(stage_value, values, param)
     indices = sorted(set(picks.values()))
     predictions = {}
     for part, (X, y) in parts.items():
@@ -103,11 +120,8 @@ def staged_scores(estimator, task, param, values, parts, trees=None):
             predictions[part] = dict(zip(indices, _stage_predictions(estimator, task, X, indices, n_stages)))
     trees = _metrics.fitted_trees(estimator) if trees is None else trees
     per_stage = len(trees) // n_stages if n_stages and len(trees) % n_stages == 0 else None
-    out = []
-    for value, index in picks.items():
-        entry = {param: value, "stage_value": stage_value[index - 1]}
-        for part, (_, y) in parts.items():
-            entry[part] = (_metrics.task_metrics(task, y, predictions[part][index]) if part in predictions else {})
+
+    def tree_of_stage(index):
         tree = {}
         if "n_trees" in sizes:
             tree["n_trees"] = int(sizes["n_trees"][index - 1])
@@ -116,7 +130,7 @@ def staged_scores(estimator, task, param, values, parts, trees=None):
         if "n_leaves" in sizes:
             tree["n_leaves_total"] = int(sizes["n_leaves"][index - 1])
         elif per_stage is not None:
-            tree["n_leaves_total"] = sum(_n_leaves(t) for t in trees[:index * per_stage])
-        entry["tree"] = tree
-        out.append(entry)
-    return out
+            tree["n_leaves_total"] = sum(_metrics.n_leaves(t) for t in trees[:index * per_stage])
+        return tree
+
+    return stage_entries(task, param, picks, stage_value, parts, predictions, tree_of_stage)

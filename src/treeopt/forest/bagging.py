@@ -12,7 +12,7 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from ..trees._kernels import forest_accumulate
+from ._ordered import ordered_map
 from ._predict import dense_oblique_rows_of_trees, forest_accumulate_dense
 from ._progress import TreeProgress
 
@@ -83,6 +84,78 @@ class PackedForest:
                           self.values, first, last, out)
 
 
+class RunningProba:
+    """The sum of a forest's tree probabilities on fixed rows ``X``, added one tree at a time.
+
+    ``add(estimator)`` adds one fitted tree (an element of ``estimators_``, or one yielded by
+    :meth:`BaggedTreesClassifier.fit_iter`) and the tree can then be dropped; ``proba()`` is the mean over the
+    trees added so far. The trees are added through the same kernel and in the same order as
+    :meth:`BaggedTreesClassifier.staged_predict_proba` adds them (a one-tree :class:`PackedForest`, or the tree's
+    own ``predict_proba`` for float32 trees), so after m trees ``proba()`` equals ``predict_proba(X, n_trees=m)``
+    of the whole forest bit for bit.
+    """
+
+    def __init__(self, forest, X):
+        self.X = validate_features(forest, X, reset=False)
+        self.n_classes = forest.classes_.shape[0]
+        self.total = np.zeros((self.X.shape[0], self.n_classes))
+        self.n_trees = 0
+
+    @staticmethod
+    def packed(estimator, n_classes):
+        """The tree of ``estimator`` packed for :meth:`add` (None for float32 trees); pack once, add to several sums."""
+        tree = estimator.tree_
+        if tree.x_dtype != "float64":
+            return None
+        return PackedForest([tree], [np.asarray(estimator.classes_, dtype=np.int64)], n_classes, tree.n_features)
+
+    def add(self, estimator, packed=False):
+        """Add one tree; ``packed``: its :meth:`packed` copy when already made."""
+        if packed is False:
+            packed = self.packed(estimator, self.n_classes)
+        if packed is not None:
+            packed.accumulate(self.X, 0, 1, self.total)
+        else:
+            self.total[:, np.asarray(estimator.classes_, dtype=np.int64)] += estimator.tree_.predict_proba(self.X)
+        self.n_trees += 1
+
+    def proba(self):
+        return self.total / self.n_trees
+
+
+def predict_proba_saved(path, X, n_trees=None):
+    """Mean class probabilities of the trees of a saved forest (a run's ``model.npz``), read and added one tree at
+    a time (:func:`treeopt.trees.iter_trees`), so a 1000-tree forest predicts in the memory of one tree.
+
+    The trees must hold their leaf rows in the forest's class columns (as runs save forests), all with the same
+    number of columns. Sums go through the kernel and order of :meth:`BaggedTreesClassifier.predict_proba`: the
+    result equals the fitted forest's ``predict_proba(X, n_trees=n_trees)`` bit for bit.
+    """
+    from ..trees import iter_trees
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    total, count = None, 0
+    for tree in iter_trees(path):
+        if n_trees is not None and count >= n_trees:
+            break
+        if total is None:
+            if X.ndim != 2 or X.shape[1] != tree.n_features:
+                raise ValueError(f"X has shape {X.shape}; the trees of {path} expect {tree.n_features} features")
+            if not np.all(np.isfinite(X)):
+                raise ValueError("X holds NaN or infinite values")
+            total = np.zeros((X.shape[0], tree.n_outputs))
+        if tree.n_outputs != total.shape[1]:
+            raise ValueError(f"{path}: tree {count} has {tree.n_outputs} class columns, the first had "
+                             f"{total.shape[1]}; a forest saved by a run holds every tree in the forest's columns")
+        if tree.x_dtype == "float64":
+            classes = np.arange(total.shape[1])
+            PackedForest([tree], [classes], total.shape[1], X.shape[1]).accumulate(X, 0, 1, total)
+        else:
+            total += tree.predict_proba(X)
+        count += 1
+    return total / count
+
+
 def _single_leaf(estimator, n_features, label, n_samples):
     """A fitted stand-in for a bootstrap sample that holds one class only (the base learner would refuse)."""
     estimator.classes_ = np.array([label])
@@ -99,14 +172,16 @@ def bootstrap_indices(seed, n):
 
 def _fit_one(estimator, X, y, seed, bootstrap, progress=None):
     n = X.shape[0]
-    if bootstrap:
-        idx = bootstrap_indices(seed, n)
-        X, y = X[idx], y[idx]
+    idx = bootstrap_indices(seed, n) if bootstrap else None
+    y_tree = y if idx is None else y[idx]
     estimator.set_params(random_state=seed)
-    if np.all(y == y[0]):
-        estimator = _single_leaf(estimator, X.shape[1], y[0], n)
+    if np.all(y_tree == y_tree[0]):
+        estimator = _single_leaf(estimator, X.shape[1], y_tree[0], n)
+    elif hasattr(estimator, "_fit_sample"):  # treeopt's greedy trees grow on the sample without copying its rows
+        estimator._validate_params()
+        estimator = estimator._fit_sample(X, y_tree, idx)
     else:
-        estimator = estimator.fit(X, y)
+        estimator = estimator.fit(X if idx is None else X[idx], y_tree)
     if progress is not None:
         progress.tree_done()
     return estimator
@@ -183,6 +258,27 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
+        self.estimators_ = list(self._fit_trees(X, y))
+        self._packed_forest = self._pack()
+        return self
+
+    def fit_iter(self, X, y):
+        """Fit the forest tree by tree, yielding each fitted tree's estimator in order, and keep none of them.
+
+        The trees are those :meth:`fit` grows (tree i depends only on ``(random_state, i)``), handed out in
+        order while the next ones are being fitted in ``n_jobs`` threads; at most ``2 * n_jobs`` fitted trees
+        wait to be taken, so memory does not grow with ``n_estimators`` when the caller drops each tree after
+        use (adds its class scores to a running sum, writes it to disk: :mod:`treeopt.experiments.streamed`).
+        ``classes_`` and ``n_features_in_`` are set before the first tree; ``estimators_`` is not set.
+        """
+        self._validate_params()
+        yield from self._fit_trees(X, y)
+
+    def _n_workers(self):
+        return max(1, min(effective_n_jobs(self.n_jobs), self.n_estimators))
+
+    def _fit_trees(self, X, y):
+        """Validate, set ``classes_`` and ``n_features_in_``, and yield the fitted trees in order."""
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
         seeds = tree_seeds(self.random_state, self.n_estimators)
@@ -191,14 +287,12 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         progress = TreeProgress(type(self).__name__, len(seeds))
         first = _fit_one(self._make_estimator(), X, y_enc, seeds[0], self.bootstrap, progress)
         self._check_fitted_base(first, X.shape[1])
-        rest = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_one)(self._make_estimator(), X, y_enc, seed, self.bootstrap, progress)
-            for seed in seeds[1:])
-        for estimator in rest:
+        yield first
+        del first
+        fit = lambda seed: _fit_one(self._make_estimator(), X, y_enc, seed, self.bootstrap, progress)  # noqa: E731
+        for estimator in ordered_map(fit, seeds[1:], self._n_workers()):
             self._check_fitted_base(estimator, X.shape[1])
-        self.estimators_ = [first, *rest]
-        self._packed_forest = self._pack()
-        return self
+            yield estimator
 
     def _n_trees(self, n_trees):
         if n_trees is None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-from joblib import effective_n_jobs
 from sklearn.base import _fit_context
 
 from ..base import encode_classes, note_kernel_compile, validate_training_data
 from ..greedy._co2_grow import feature_order_rows, grow_co2_tree
 from ..greedy.co2 import CO2TreeClassifier
+from ._ordered import ordered_map
 from ._progress import TreeProgress
 from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
 
@@ -90,6 +88,13 @@ class CO2ForestClassifier(BaggedTreesClassifier):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
+        self.estimators_ = list(self._fit_trees(X, y))
+        for name in ("n_oblique_splits_", "n_axis_fallbacks_", "n_collapsed_splits_"):
+            setattr(self, name, float(np.mean([getattr(est, name) for est in self.estimators_])))
+        self._packed_forest = self._pack()
+        return self
+
+    def _fit_trees(self, X, y):
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
         k = self.classes_.shape[0]
@@ -108,25 +113,14 @@ class CO2ForestClassifier(BaggedTreesClassifier):
             progress.tree_done()
             return est
 
-        n_workers = max(1, min(effective_n_jobs(self.n_jobs), len(seeds)))
-        if n_workers == 1:
-            feature_order_rows(X, order, 0, p)
-            self.estimators_ = [fit_tree(s) for s in seeds]
-        else:
-            # Both phases hand out small tasks from one queue, so no thread idles while another still has
-            # a share to do: the presort one feature at a time, then the trees one at a time (a fixed split
-            # of the trees leaves one thread idle at the end for up to half the trees' spread). The kernels
-            # release the GIL; tree i depends only on seeds[i], so the forest is the same for any n_jobs.
-            pool = ThreadPoolExecutor(max_workers=n_workers)
-            try:
-                list(pool.map(lambda f: feature_order_rows(X, order, f, f + 1), range(p)))
-                self.estimators_ = list(pool.map(fit_tree, seeds))
-            finally:  # after an error, the queued trees are dropped instead of grown
-                pool.shutdown(wait=True, cancel_futures=True)
-        for name in ("n_oblique_splits_", "n_axis_fallbacks_", "n_collapsed_splits_"):
-            setattr(self, name, float(np.mean([getattr(est, name) for est in self.estimators_])))
-        self._packed_forest = self._pack()
-        return self
+        # Both phases hand out small tasks from one queue, so no thread idles while another still has a share
+        # to do: the presort one feature at a time, then the trees one at a time (a fixed split of the trees
+        # leaves one thread idle at the end for up to half the trees' spread). The kernels release the GIL;
+        # tree i depends only on seeds[i], so the forest is the same for any n_jobs.
+        n_workers = self._n_workers()
+        for _ in ordered_map(lambda f: feature_order_rows(X, order, f, f + 1), range(p), n_workers, window=p):
+            pass
+        yield from ordered_map(fit_tree, seeds, n_workers)
 
     def _make_estimator(self):
         return CO2TreeClassifier(**{name: getattr(self, name) for name in _TREE_PARAMS})

@@ -240,7 +240,9 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     S, id_mult = presort(order, idx)  # S over the distinct points: its node slices are st_ustart..st_ustop
     goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
     tmp32 = np.empty(n, dtype=np.uint32)
-    Z = np.empty((n, p), dtype=np.float32)  # the stump's gathered rows: half the memory traffic of float64
+    # the stump's gathered rows, one per distinct point (S's columns: a bootstrap sample holds ~63% of the rows
+    # once or more): float32, half the memory traffic of float64
+    Z = np.empty((S.shape[1], p), dtype=np.float32)
     yl = np.empty(n, dtype=np.int64)
     # the node's distinct points: a bootstrap sample repeats about a third of its points, and a repeated
     # point has one margin per state (co2_stump_sgd takes rows, their multiplicities and each point's row)

@@ -52,12 +52,19 @@ class GreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_training_data(self, X, y)
+        return self._fit_sample(X, y, None)
+
+    def _fit_sample(self, X, y, sample):
+        """Fit on the rows ``X[sample]`` (all rows when None) of a checked float64 ``X``, ``y`` holding their
+        labels, without copying them first (:func:`grow_tree`'s ``sample``): a forest grows each tree on its
+        bootstrap sample this way. Parameters are not validated here (``fit`` does that)."""
         self.classes_, y_enc = encode_classes(y)
+        self.n_features_in_ = X.shape[1]
         finder = self._split_finder(self.classes_.shape[0], X.shape[1])
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self.tree_ = grow_tree(X, y_enc, self.classes_.shape[0], finder, max_depth=self.max_depth,
                                min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
-                               rng=np.random.default_rng(seed))
+                               rng=np.random.default_rng(seed), sample=sample)
         self._record_finder_stats(finder)
         return self
 

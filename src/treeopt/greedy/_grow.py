@@ -93,7 +93,7 @@ def route_right(X, split):
 
 
 def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-              rng=None):
+              rng=None, sample=None):
     """Grow a tree top-down, one node at a time (the greedy procedure of CO2 paper §2).
 
     Parameters
@@ -109,6 +109,11 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
     min_samples_leaf : int
         A proposed split leaving fewer points on either side is rejected (the node becomes a leaf).
     rng : numpy.random.Generator, passed on to ``find_split``.
+    sample : array of int, optional
+        Grow on the rows ``X[sample]`` (a bootstrap sample: indices may repeat) without copying them first: each
+        node gathers only its own rows, and a node's copy is freed before the next node's is made, so growing
+        holds at most one node's rows besides ``X`` (the root's: the whole sample). ``y`` then holds the labels
+        of the sampled rows (``len(sample)`` of them). The tree equals the one grown on ``X[sample]``.
 
     Returns
     -------
@@ -117,7 +122,9 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.int64)
-    n, p = X.shape
+    p = X.shape[1]
+    sample = np.arange(X.shape[0]) if sample is None else np.asarray(sample, dtype=np.int64)
+    n = sample.shape[0]
     if y.shape != (n,):
         raise ValueError(f"y has shape {y.shape}, expected ({n},)")
     if n == 0:
@@ -150,11 +157,13 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
         if (idx.size < min_samples_split or np.count_nonzero(counts) <= 1
                 or (max_depth is not None and d >= max_depth)):
             continue
-        X_node = X[idx]
+        X_node = X[sample[idx]]
         split = find_split(X_node, y_node, rng, d)
         if split is None:
+            del X_node
             continue
         go_right = route_right(X_node, split)
+        del X_node  # before the next node's rows are gathered: one node's copy at a time
         n_right = int(np.count_nonzero(go_right))
         if n_right < min_samples_leaf or idx.size - n_right < min_samples_leaf:
             continue

@@ -291,4 +291,4 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
-# numba cache key: greedy/_grow.py fd1869146a7137d8
+# numba cache key: greedy/_grow.py 3bcfc72df0ae07f4

@@ -52,3 +52,7 @@ class AxisAlignedTreeClassifier(GreedyTreeClassifier):
                                       random_state=self.random_state).fit(X, y_enc)
         self.tree_ = Tree.from_sklearn(cart)
         return self
+
+    def _fit_sample(self, X, y, sample):
+        """scikit-learn's CART grows on a copy of the sampled rows (see :meth:`GreedyTreeClassifier._fit_sample`)."""
+        return self.fit(X if sample is None else X[sample], y)

@@ -15,26 +15,53 @@ import numpy as np
 from numba import njit
 from sklearn.utils._param_validation import Interval
 
-from ._criteria import best_axis_split, best_sampled_axis_split, separates_perfectly
+from ._criteria import _sweep_sorted, _xlogx_table, best_sampled_axis_split, class_counts, separates_perfectly
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 from ._grow import NodeSplit
 from ._oc1 import _feature_scales
 
 
 @njit(cache=True, nogil=True)
-def _projections(X, W):
-    """``Z[:, r] = X W[r]`` with the tree store's arithmetic (feature order, zero weights skipped)."""
+def _best_projection(X, W, y, k, min_samples_leaf):
+    """``best_axis_split`` over the projections ``X W[r]`` of every row ``r`` of ``W``, one projection at a time.
+
+    Returns ``(r, threshold, gain)`` (r = -1 when no projection admits a cut). Each projection is summed with
+    the tree store's arithmetic (feature order, zero weights skipped) into one buffer of n values, swept, and
+    overwritten by the next: memory O(n), not the n x R matrix of all projections. Ties keep the earliest
+    row, as ``best_axis_split`` keeps the earliest feature, so the split is the one found over that matrix.
+    """
     n, p = X.shape
     R = W.shape[0]
-    Z = np.empty((n, R))
-    for i in range(n):
-        for r in range(R):
+    msl = max(min_samples_leaf, 1)
+    if n < 2:
+        return -1, np.nan, -np.inf
+    total = class_counts(y, k)
+    xlogx = _xlogx_table(n)
+    z = np.empty(n)
+    zs = np.empty(n)
+    ys = np.empty(n, dtype=y.dtype)
+    best_r = -1
+    best_thr = np.nan
+    best_gain = -np.inf
+    for r in range(R):
+        for i in range(n):
             s = 0.0
             for j in range(p):
                 if W[r, j] != 0.0:
                     s += W[r, j] * X[i, j]
-            Z[i, r] = s
-    return Z
+            z[i] = s
+        order = np.argsort(z, kind="mergesort")
+        for i in range(n):
+            zs[i] = z[order[i]]
+            ys[i] = y[order[i]]
+        if not zs[0] < zs[n - 1]:
+            continue
+        thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
+        if gain > best_gain:
+            best_r = r
+            best_thr = thr
+            best_gain = gain
+    return best_r, best_thr, best_gain
 
 
 class RandomObliqueSplitFinder:
@@ -66,7 +93,7 @@ class RandomObliqueSplitFinder:
         W = rng.standard_normal((self.n_hyperplanes, p))
         scale = _feature_scales(X)
         W *= np.divide(1.0, scale, out=np.zeros(p), where=scale > 0)
-        r, b, gain = best_axis_split(_projections(X, W), y, k, np.arange(self.n_hyperplanes), msl)
+        r, b, gain = _best_projection(X, W, y, k, msl)
         if r >= 0 and gain > axis_gain:
             self.n_oblique += 1
             return NodeSplit.oblique(W[r], b)
@@ -132,5 +159,5 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
-# numba cache key: greedy/_grow.py fd1869146a7137d8
-# numba cache key: greedy/_oc1.py 25429edbce2eb436
+# numba cache key: greedy/_grow.py 3bcfc72df0ae07f4
+# numba cache key: greedy/_oc1.py 1aee7f6bc4be4fac

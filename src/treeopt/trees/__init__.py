@@ -2,6 +2,7 @@
 
 from ._fitted import fitted_trees
 from ._random import random_tree
-from ._tree import LEAF, OBLIQUE, VALUE_KINDS, Tree, load_trees, save_trees
+from ._tree import LEAF, OBLIQUE, VALUE_KINDS, Tree, TreeWriter, iter_trees, load_trees, save_trees
 
-__all__ = ["Tree", "fitted_trees", "save_trees", "load_trees", "random_tree", "LEAF", "OBLIQUE", "VALUE_KINDS"]
+__all__ = ["Tree", "fitted_trees", "save_trees", "load_trees", "TreeWriter", "iter_trees", "random_tree", "LEAF", "OBLIQUE",
+           "VALUE_KINDS"]

@@ -351,19 +351,64 @@ class Tree:
 
 def save_trees(path, trees):
     """Write several trees (a forest) into one .npz atomically (temporary file, then rename)."""
-    path = Path(path)
-    arrays = {"n_trees": np.array(len(trees))}
-    for t, tree in enumerate(trees):
-        arrays.update(tree.to_arrays(prefix=f"t{t}_"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with TreeWriter(path, len(trees)) as writer:
+        for tree in trees:
+            writer.add(tree)
+
+
+class TreeWriter:
+    """Writes a tree file (what :func:`save_trees` writes, byte for byte) one tree at a time, so a forest never
+    has to be held in memory to be saved: ``n_trees`` is written first, ``add`` writes each tree's arrays into a
+    temporary .npz beside ``path`` at once, and closing checks that ``n_trees`` trees came and renames the file
+    into place (an error or an exception in the ``with`` block removes it instead). :func:`iter_trees` reads the
+    file back one tree at a time."""
+
+    def __init__(self, path, n_trees):
+        self.path = Path(path)
+        self.n_trees = int(n_trees)
+        self.n_written = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp.npz")
+        os.close(fd)
+        self._zip = zipfile.ZipFile(self._tmp, "w", zipfile.ZIP_STORED, allowZip64=True)
+        self._write("n_trees", np.array(self.n_trees))
+
+    def _write(self, name, array):
+        # what numpy.savez writes for each array: an uncompressed .npy member
+        with self._zip.open(f"{name}.npy", "w", force_zip64=True) as f:
+            np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
+
+    def add(self, tree):
+        if self.n_written >= self.n_trees:
+            raise ValueError(f"{self.path}: {self.n_trees} trees announced, got more")
+        for name, array in tree.to_arrays(prefix=f"t{self.n_written}_").items():
+            self._write(name, array)
+        self.n_written += 1
+
+    def close(self):
+        self._zip.close()
+        if self.n_written != self.n_trees:
+            raise ValueError(f"{self.path}: {self.n_trees} trees announced, {self.n_written} written")
+        os.replace(self._tmp, self.path)
+
+    def abort(self):
+        """Close and remove the temporary file (nothing appears at ``path``)."""
+        self._zip.close()
+        Path(self._tmp).unlink(missing_ok=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            try:
+                self.close()
+            except BaseException:
+                self.abort()
+                raise
+        else:
+            self.abort()
+        return False
 
 
 TREE_ARRAYS = ("left", "right", "feature", "bias", "value", "depth", "n_samples", "w_indptr", "w_indices",
@@ -486,6 +531,12 @@ def load_trees(path):
     Never unpickles. Anything that is not such a file (an ``.npy``, other arrays, a pickle, a truncated or
     corrupt zip) or holds inconsistent arrays raises one ``ValueError`` naming the file and what is wrong.
     """
+    return list(iter_trees(path))
+
+
+def iter_trees(path):
+    """Yield the trees of a tree file one at a time (each read from the file when it is asked for), so a
+    large forest can be used without holding all of it; the checks and errors of :func:`load_trees`."""
     try:
         f = np.load(path, allow_pickle=False)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
@@ -503,15 +554,13 @@ def load_trees(path):
             if count.shape != () or count.dtype.kind not in "iu" or not 0 < int(count) <= len(f.files):
                 raise ValueError(f"n_trees must be a positive integer no larger than the number of arrays, "
                                  f"got {count!r}")
-            trees = []
             for t in range(int(count)):
                 prefix = f"t{t}_"
                 missing = [f"{prefix}{k}" for k in TREE_ARRAYS if f"{prefix}{k}" not in f.files]
                 if missing:
                     raise ValueError(f"tree {t}: missing array(s) {missing}; {_FILE_HINT}")
                 arrays = {f"{prefix}{k}": _read_member(f, f"{prefix}{k}") for k in TREE_ARRAYS}
-                trees.append(Tree.from_arrays(arrays, prefix=prefix))
-            return trees
+                yield Tree.from_arrays(arrays, prefix=prefix)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
 

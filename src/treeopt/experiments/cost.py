@@ -1,0 +1,303 @@
+"""What a run costs before it runs: CPU seconds and peak memory from a measured per-method model.
+
+The model (``cost_model.yaml`` beside this module) has three parts, all measured (``benchmarks/cost_calibrate.py``
+writes them; the file says when, where and with which command):
+
+* ``datasets``: the shape of each data set's prepared split (rows of train / validation / test, features,
+  classes), so a plan can be costed without preparing any data (a split present under ``data/processed`` is read
+  instead: its own header is exact);
+* ``methods``: for each method a *family* (a formula for the work of one fit, below) and two coefficients:
+  ``cpu`` (CPU seconds per unit of work, calibrated on timed runs) and ``mem`` (bytes per unit of the family's
+  memory term); methods not measured take their family's coefficients.;
+* ``base_mb``: the memory of a run process before it loads data (Python, numpy, scikit-learn, numba kernels).
+
+Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: trees, d: levels grown = the
+``max_depth`` or L when unlimited, all as the run resolves them)::
+
+    co2_forest                T n L (p + 160)   CO2's SGD touches every point-feature of a node at every
+                                                 epoch, about L levels; + 160: its per-point work that does
+                                                 not grow with p (CO2_FIXED_FEATURES)
+    oc1_forest                T n L p           OC1's line searches, every point-feature of a node
+    rf                        T n L q           scikit-learn's trees, q features tried per node
+    cart                      n p d
+    co2_tree                  n p d
+    random_oblique_tree       R n p d           R random hyperplanes per node
+    oc1_tree                  n p d (restarts)
+    nongreedy_tree            epochs n p d + co2_tree   (the CO2 tree it starts from, then SGD over all nodes)
+    tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
+    gbdt, adaboost            T n p log2(leaves)
+    rgf                       leaves n          a split search per added leaf over binned features, plus
+                                                 the corrections (results/paper/rgf_fig16_time.csv: 10,000
+                                                 leaves took 8-13 s with 108 features, 12-19 s with 10)
+    segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
+    sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
+
+plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
+Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
+family's term:
+streamed forests (CO2, OC1) ``mem`` x n p per worker (a tree being grown; trees are not kept), scikit-learn
+forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p,
+segmentation runs their window matrices (``treeopt.segmentation``).
+
+:func:`estimate_run` gives one run's estimate; :func:`estimate_plan` sums a plan by experiment. The SLURM
+resources of every job come from the same numbers (:mod:`treeopt.experiments.resources`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .methods import get_method, resolve_value
+from .params import is_inherit_marker
+
+MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
+SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
+# A CO2 stump's per-point work that does not grow with p (leaf log-loss tables over k classes, the winner and label
+# counts, the shuffle) costs as much as about this many features' multiply-adds: fitted on the CO2 Forest
+# calibration runs (SatImage p = 36, Letter 16, Connect-4 126), whose CPU per tree x row x level grows far less than
+# p: 3.5, 2.3 and 5.1 microseconds.
+CO2_FIXED_FEATURES = 160
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Rows of the prepared split's parts, features and classes (0 for regression)."""
+
+    n_train: int
+    n_val: int
+    n_test: int
+    p: int
+    k: int = 0
+
+    def n_fit(self, fit_on):
+        return self.n_train + (self.n_val if fit_on == "trainval" else 0)
+
+    @property
+    def split_mb(self):
+        return (self.n_train + self.n_val + self.n_test) * self.p * 8 / 1e6
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One run: CPU seconds (all threads), peak resident memory (MB), and the threads it can keep busy."""
+
+    cpu_seconds: float
+    peak_mb: float
+    parallel: int = 1
+
+    def wall_seconds(self, threads):
+        return self.cpu_seconds / max(1, min(int(threads), self.parallel))
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(path=MODEL_FILE):
+    """The cost model (``cost_model.yaml``)."""
+    return yaml.safe_load(Path(path).read_text())
+
+
+class UnknownShape(KeyError):
+    """A data set whose split shape the cost model does not know."""
+
+
+def dataset_shape(name, model=None, processed_dir=None):
+    """The split shape of ``name``: from its prepared split when there is one under ``processed_dir`` (only the
+    array headers are read), else from the model's ``datasets`` table."""
+    if processed_dir is not None:
+        path = Path(processed_dir) / name / "split0.npz"
+        if path.is_file():
+            shape = _shape_of_split(path)
+            if shape is not None:
+                return shape
+    entry = ((model or load_model()).get("datasets") or {}).get(name)
+    if entry is None:
+        raise UnknownShape(f"the cost model has no shape for data set {name!r}; add it under datasets: in "
+                           f"{MODEL_FILE} (n_train, n_val, n_test, p, k)")
+    return Shape(**entry)
+
+
+@functools.lru_cache(maxsize=256)
+def _shape_of_split(path):
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            shapes = {key: z[key].shape for key in ("X_train", "X_val", "X_test", "y_train")}
+            k = len(z["classes"]) if "classes" in z.files else 0
+            task = str(z["task"]) if "task" in z.files else "classification"
+    except Exception:  # noqa: BLE001 - a damaged split is the data layer's business; fall back to the table
+        return None
+    if task == "segmentation" or len(shapes["X_train"]) != 2:
+        return None
+    return Shape(shapes["X_train"][0], shapes["X_val"][0], shapes["X_test"][0], shapes["X_train"][1],
+                 k if task == "classification" else 0)
+
+
+def _number(value, default):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _size(params, stages, name, default):
+    """The largest value of a size parameter a run reaches: its own, or the largest staged value."""
+    values = [v for pname, vals in (stages or ()) if pname == name for v in vals] + [params.get(name)]
+    values = [v for v in values if _number(v, None) is not None]
+    return max(values) if values else default
+
+
+def _levels(params, n):
+    depth = _number(params.get("max_depth"), None)
+    grown = math.log2(max(n, 2))
+    return min(depth, grown) if depth else grown
+
+
+def _features_tried(value, p, default):
+    value = resolve_value(value, p) if value is not None else default
+    if value is None:
+        return p
+    if isinstance(value, str):
+        return max(1, int(math.sqrt(p) if value == "sqrt" else math.log2(p)))
+    if isinstance(value, float) and value <= 1.0:
+        return max(1, int(value * p))
+    return min(int(value), p)
+
+
+def work(family, params, shape, fit_on, stages=()):
+    """Units of work of one fit (see the module docstring) and the units of its memory term."""
+    n = max(shape.n_fit(fit_on), 2)
+    p = max(shape.p, 1)
+    L = math.log2(n)
+    d = _levels(params, n)
+    if family == "co2_forest":
+        T = _size(params, stages, "n_estimators", 30)
+        return T * n * L * (p + CO2_FIXED_FEATURES), n * p
+    if family == "oc1_forest":
+        T = _size(params, stages, "n_estimators", 30)
+        return T * n * L * p, n * p
+    if family == "rf":
+        T = _size(params, stages, "n_estimators", 100)
+        q = _features_tried(params.get("max_features"), p, "sqrt")
+        return T * n * L * q, T * n
+    if family in ("cart", "co2_tree"):
+        return n * p * d, n * p
+    if family == "random_oblique_tree":
+        return _number(params.get("n_hyperplanes"), 100) * n * p * d, n * p
+    if family == "oc1_tree":
+        return _number(params.get("n_restarts"), 20) * n * p * d, n * p
+    if family == "nongreedy_tree":
+        epochs = _number(params.get("max_epochs"), 50)
+        return epochs * n * p * d, n * p
+    if family == "tao":
+        path = 1 + len(params.get("warm_start_C") or [])
+        return path * n * p * _levels({"max_depth": _number(params.get("max_depth"), 8)}, n), n * p
+    if family in ("gbdt", "adaboost"):
+        T = _size(params, stages, "n_estimators", 100)
+        leaves = _number(params.get("max_leaf_nodes"), 8)
+        return T * n * p * math.log2(max(leaves, 2)), n * p
+    if family == "rgf":  # binned features: the paper profile's RGF fits took as long with 108 features as with 10
+        leaves = _size(params, stages, "max_leaf_nodes", 1000)
+        return leaves * n, n * p
+    if family == "segmentation":  # shape: images (n_train, n_val, n_test) and p = pixels per image
+        T = _size(params, stages, "n_estimators", 16)
+        windows = _number(params.get("windows_per_tree"), 256000)
+        depth = _number(params.get("max_depth"), 20) or 20
+        scored = (shape.n_test + 5 + (shape.n_val if fit_on == "train" else 0)) * p  # every pixel, through every tree
+        return T * depth * SEG_FEATURES * (windows + scored), windows * SEG_FEATURES
+    if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
+        samples = min(_number(params.get("max_samples"), n) or n, n)
+        return 2.0 ** _number(params.get("max_depth"), 6) * samples * _number(params.get("timed_epochs"), 2) * p, n * p
+    raise ValueError(f"unknown cost family {family!r}")
+
+
+def _method_entry(model, method):
+    entry = dict((model.get("methods") or {}).get(method) or {})
+    if "family" not in entry:
+        raise KeyError(f"the cost model has no entry for method {method!r}; add it under methods: in {MODEL_FILE}")
+    family = (model.get("families") or {}).get(entry["family"]) or {}
+    return {**family, **entry}
+
+
+def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=1, model=None,
+                 processed_dir=None):
+    """CPU seconds and peak memory of one run of ``method`` with ``params`` on ``dataset``."""
+    model = model or load_model()
+    entry = _method_entry(model, method)
+    family = entry["family"]
+    shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
+    params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
+    units, mem_units = work(family, params, shape, fit_on, stages)
+    cpu = float(entry["cpu"]) * units + float(model.get("start_seconds", 0.0))
+    parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
+    workers = parallel if family in ("co2_forest", "oc1_forest", "segmentation") else 1
+    # the split's float64 parts (a refit joins training and validation rows without a copy); segmentation sets are
+    # uint8 images, their memory is in fixed_mb
+    data_mb = 0.0 if family == "segmentation" else shape.split_mb
+    peak = (float(model["base_mb"]) + float(entry.get("fixed_mb", 0.0)) + data_mb
+            + (workers * float(entry["mem"]) + float(entry.get("shared_mem", 0.0))) * mem_units / 1e6)
+    return Estimate(cpu, peak, parallel)
+
+
+def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
+    """:func:`estimate_run` of a planned candidate (``RunSpec``) or final run (``FinalSpec``). A final run whose
+    parameters are chosen by a selection is costed at the most expensive candidate of that selection."""
+    stages = getattr(spec, "stages", ()) or ()
+    fit_on = "train"
+    if hasattr(spec, "refit"):  # a final run
+        fit_on = "trainval" if spec.refit else "train"
+        if spec.params is not None:
+            params = dict(spec.params)
+        else:
+            candidates = [dict(c.params) for c in spec.selection.candidates]
+            point = dict(spec.point)
+            best = None
+            for cand in candidates:
+                est = estimate_run(spec.method, {**cand, **point}, spec.dataset, fit_on=fit_on, stages=stages,
+                                   threads=threads, model=model, processed_dir=processed_dir)
+                best = est if best is None or est.cpu_seconds > best.cpu_seconds else best
+            return best
+    else:
+        params = dict(spec.params)
+    return estimate_run(spec.method, params, spec.dataset, fit_on=fit_on, stages=stages, threads=threads,
+                        model=model, processed_dir=processed_dir)
+
+
+@dataclass
+class ExperimentCost:
+    name: str
+    n_runs: int = 0
+    cpu_seconds: float = 0.0
+    peak_mb: float = 0.0
+    longest_seconds: float = 0.0
+    unknown: int = 0
+
+
+def estimate_plan(plan, threads=1, model=None):
+    """``{experiment: ExperimentCost}`` over the plan's candidate and final runs (each run counted once; a
+    candidate shared by experiments is charged to the first that needs it)."""
+    model = model or load_model()
+    out, seen = {}, set()
+
+    def add(name, spec):
+        if spec.dir in seen:
+            return
+        seen.add(spec.dir)
+        cost = out.setdefault(name, ExperimentCost(name))
+        cost.n_runs += 1
+        try:
+            est = estimate_spec(spec, plan.profile, threads, model, plan.processed_dir)
+        except (KeyError, ValueError):
+            cost.unknown += 1
+            return
+        cost.cpu_seconds += est.cpu_seconds
+        cost.peak_mb = max(cost.peak_mb, est.peak_mb)
+        cost.longest_seconds = max(cost.longest_seconds, est.wall_seconds(threads))
+
+    for selection in plan.selections.values():
+        for run in selection.candidates:
+            add(selection.experiment, run)
+    for final in plan.finals.values():
+        add(final.experiment, final)
+    return out

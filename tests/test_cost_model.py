@@ -1,0 +1,105 @@
+"""The cost model (treeopt.experiments.cost): estimates, plan totals, and the SLURM resources drawn from it."""
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treeopt.experiments import cost, resources
+from treeopt.experiments.__main__ import main
+from treeopt.experiments.config import load_config
+from treeopt.experiments.plan import FinalSpec, RunSpec, build_plan
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _items(d):
+    return tuple(sorted(d.items()))
+
+
+def test_every_registered_method_and_every_configured_data_set_has_a_cost_entry():
+    from treeopt.experiments.methods import METHODS
+
+    model = cost.load_model()
+    assert set(METHODS) <= set(model["methods"])
+    config = load_config(REPO / "config.yaml", [])
+    assert set(config["datasets"]) - {"synthetic_faces", "lfw_parts"} <= set(model["datasets"])
+    for method in METHODS:
+        entry = cost._method_entry(model, method)
+        assert entry["cpu"] > 0 and entry["mem"] > 0, method
+
+
+def test_forest_work_grows_with_trees_rows_and_the_staged_size():
+    shape = cost.Shape(1000, 250, 500, 20, 3)
+    w30, m30 = cost.work("co2_forest", {"n_estimators": 30}, shape, "train")
+    w1000, m1000 = cost.work("co2_forest", {"n_estimators": 1000}, shape, "train")
+    assert w1000 == pytest.approx(w30 * 1000 / 30) and m1000 == m30  # trees are not kept: memory does not grow
+    staged, _ = cost.work("co2_forest", {"n_estimators": 30}, shape, "train", (("n_estimators", (100, 1000)),))
+    assert staged == pytest.approx(w1000)
+    refit, _ = cost.work("co2_forest", {"n_estimators": 30}, shape, "trainval")
+    assert refit > w30
+    # scikit-learn's forests keep every tree: their memory term grows with the trees
+    assert cost.work("rf", {"n_estimators": 1000}, shape, "train")[1] > 10 * cost.work("rf", {"n_estimators": 30},
+                                                                                        shape, "train")[1]
+
+
+def test_a_run_estimate_adds_the_start_the_data_and_the_workers():
+    one = cost.estimate_run("co2_forest", {"n_estimators": 100}, "connect4", fit_on="trainval", threads=1)
+    two = cost.estimate_run("co2_forest", {"n_estimators": 100}, "connect4", fit_on="trainval", threads=2)
+    assert two.cpu_seconds == one.cpu_seconds and two.wall_seconds(2) == pytest.approx(one.cpu_seconds / 2)
+    assert two.peak_mb > one.peak_mb  # a second tree being grown at once
+    single = cost.estimate_run("cart", {"max_depth": 6}, "connect4", threads=2)
+    assert single.wall_seconds(2) == single.cpu_seconds  # one tree: one core
+    data_mb = (44000 + 11000 + 12557) * 126 * 8 / 1e6  # the split; no copy for a refit
+    assert single.peak_mb > cost.load_model()["base_mb"] + data_mb
+
+
+def test_shapes_come_from_the_prepared_split_when_there_is_one(tmp_path):
+    X = np.zeros((10, 4))
+    np.savez(tmp_path / "split0.npz", X_train=X, X_val=X[:3], X_test=X[:5], y_train=np.zeros(10),
+             classes=np.array(["a", "b"]), task=np.array("classification"))
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "split0.npz").rename(tmp_path / "toy" / "split0.npz")
+    assert cost.dataset_shape("toy", processed_dir=tmp_path) == cost.Shape(10, 3, 5, 4, 2)
+    with pytest.raises(cost.UnknownShape, match="toy2"):
+        cost.dataset_shape("toy2", processed_dir=tmp_path)
+
+
+def test_slurm_resources_are_the_estimate_times_the_safety_factors():
+    model = cost.load_model()
+    safety = model["safety"]
+    spec = FinalSpec("e", "connect4", "co2_forest", 0, _items({"n_estimators": 1000}), None,
+                     _items({"n_estimators": 1000, "nu": 0.1}), True, (), (("n_estimators", (100, 300, 1000)),))
+    est = cost.estimate_spec(spec, "paper", threads=2)
+    assert resources.run_mem_mb("paper", spec, 2) == max(safety["min_mb"], math.ceil(est.peak_mb * safety["memory"]))
+    assert resources.run_runtime("paper", spec, 2) == max(safety["min_minutes"],
+                                                           math.ceil(est.wall_seconds(2) * safety["cpu"] / 60))
+    assert resources.run_mem_mb("paper", spec, 2) < 8000  # bounded memory: no longer 8 GB + 16 MB per tree
+    # a data set the model does not know asks for the flat numbers
+    unknown = RunSpec("no_such_set", "cart", _items({"max_depth": 3}), 0)
+    assert resources.run_mem_mb("paper", unknown) == resources.FALLBACK_MB
+    assert resources.run_runtime("paper", unknown) == resources.FALLBACK_MINUTES
+
+
+def test_a_final_run_with_a_selection_is_costed_at_its_dearest_candidate():
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    final = next(f for f in plan.finals.values() if f.method == "co2_forest" and f.dataset == "letter"
+                 and f.selection is not None and dict(f.point)["n_estimators"] == 1000)
+    est = cost.estimate_spec(final, plan.profile)
+    costs = [cost.estimate_run("co2_forest", {**dict(c.params), **dict(final.point)}, "letter", fit_on="trainval",
+                               stages=final.stages).cpu_seconds for c in final.selection.candidates]
+    assert est.cpu_seconds == pytest.approx(max(costs))
+
+
+def test_plan_estimate_prints_every_experiment_and_the_totals(capsys):
+    assert main(["plan", "--config", str(REPO / "config.yaml"), "--estimate", "--cores", "2", "64"]) == 0
+    out = capsys.readouterr().out
+    plan = build_plan(load_config(REPO / "config.yaml", []))
+    experiments = {spec.experiment for spec in plan.finals.values()}
+    for name in experiments:
+        assert re.search(rf"^  {name}\s+\d+\s+[\d.]+", out, re.M), name
+    total = re.search(r"^  total\s+(\d+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
+    assert total and int(total.group(1)) == len(plan.runs) + len(plan.finals)
+    assert "on 2 cores:" in out and "on 64 cores:" in out
