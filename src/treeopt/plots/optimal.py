@@ -2,7 +2,7 @@
 
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter
 
 from .style import method_colour, method_label, new_figure, stamp
 
@@ -13,6 +13,14 @@ _MARKERS = {"cart": "o", "optimal_axis": "s", "tao_axis": "^", "tao_oblique": "v
             "nongreedy_tree": "P"}
 _PANELS = (("train_accuracy", "training accuracy (%)"), ("test_accuracy", "test accuracy (%)"),
            ("fit_seconds", "fit time (s)"))
+
+
+def _two_and_five(value, _):
+    """Minor tick labels of a log axis at 2 and 5 times a power of ten only (1 is a major tick)."""
+    if value <= 0:
+        return ""
+    lead = value / 10 ** np.floor(np.log10(value))
+    return f"{value:g}" if np.isclose(lead, 2) or np.isclose(lead, 5) else ""
 
 
 def _label(method, init):
@@ -46,13 +54,13 @@ def accuracy_and_time_vs_depth(table, dataset, profile):
                         markerfacecolor="white", markeredgecolor=colour, zorder=5)
     for ax, (y, ylabel) in zip(axes, _PANELS):
         ax.set_xlabel("depth")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xticks(sorted(rows["depth"].dropna().unique()))
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
         ax.set_title(f"{dataset} - {ylabel.split(' (')[0]}")
     axes[2].set_yscale("log")
-    for axis_formatter in (axes[2].yaxis.set_major_formatter, axes[2].yaxis.set_minor_formatter):
-        axis_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[2].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[2].yaxis.set_minor_formatter(FuncFormatter(_two_and_five))
     handles, labels = axes[0].get_legend_handles_labels()
     if "proven" in rows and rows["proven"].lt(1).any():
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=8, markerfacecolor="white",
