@@ -175,3 +175,10 @@ def test_nongreedy_learner_starts_from_the_optimal_tree():
 @parametrize_with_checks([OptimalTreeClassifier(max_depth=2, n_thresholds=3, time_limit=10)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_constant_features_give_a_leaf_which_is_optimal():
+    X = np.ones((20, 3))
+    y = np.array([0, 1] * 10)
+    est = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert est.tree_.n_nodes == 1 and est.proven_optimal_ and est.train_errors_ == 10

@@ -25,6 +25,7 @@ unproven tree is unknown: ``optimality_gap_`` is 0.0 when proven and None otherw
 from __future__ import annotations
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -119,8 +120,8 @@ class OptimalTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator)
         if solved is not None:
             root, self.proven_optimal_ = solved
             tree = self._to_tree(root, X, y_enc, k)
-        else:  # nothing as good as CART found in time (or nothing to split on): CART's tree, unproven
-            self.proven_optimal_ = self.split_features_.size == 0 and self.cart_train_errors_ == 0
+        else:  # nothing as good as CART found in time: CART's tree, unproven; no split at all: a leaf, optimal
+            self.proven_optimal_ = self.split_features_.size == 0
         self.from_cart_ = tree is None
         if tree is None:
             tree = Tree(cart_tree.left, cart_tree.right, cart_tree.W, cart_tree.bias, cart_tree.value,
@@ -139,8 +140,6 @@ class OptimalTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator)
 
     def _solve(self, B, y):
         """STreeD on the binary matrix: (its root node, proven optimal) or None when it returns no tree."""
-        import warnings
-
         from pystreed import STreeDClassifier
 
         upper = self.cart_train_errors_ if self.cart_thresholds else 2**31 - 1
