@@ -115,3 +115,35 @@ def test_co2_fig1_keeps_the_baseline_without_nu_and_separates_nu(tmp_path):
     labels = [line.get_label() for line in fig.axes[1].get_lines()]
     assert labels == ["axis-aligned", "CO2, nu=1", "CO2, nu=10"]
     assert fig.axes[1].get_lines()[0].get_linestyle() == "--"
+
+
+def test_beyond_optimal_table_separates_the_start_and_counts_proofs(tmp_path):
+    """TAO from CART and TAO from the optimal tree are two rows (``init``); ``proven`` is the fraction of seeds
+    whose optimal tree was proven; the figure draws every row and says which points are unproven."""
+    dirs = []
+    for seed, proven in ((0, True), (1, False)):
+        gap = 0.0 if proven else None
+        dirs.append(fake_run(tmp_path, "satimage", "optimal_axis", seed, {"max_depth": 4}, {"max_depth": 4},
+                             {"accuracy": 84.0}, {"accuracy": 86.0},
+                             tree={"n_leaves": 16, "proven_optimal": proven, "optimality_gap": gap}))
+        dirs.append(fake_run(tmp_path, "satimage", "tao_axis", seed, {"max_depth": 4}, {"max_depth": 4},
+                             {"accuracy": 81.0}, {"accuracy": 82.0}, tree={"n_leaves": 16, "init_train_error": 20.0}))
+        dirs.append(fake_run(tmp_path, "satimage", "tao_axis", seed, {"max_depth": 4, "init": "optimal"},
+                             {"max_depth": 4}, {"accuracy": 84.5}, {"accuracy": 86.5},
+                             tree={"n_leaves": 16, "init_train_error": 14.0, "init_proven_optimal": proven}))
+        dirs.append(fake_run(tmp_path, "satimage", "cart", seed, {"max_depth": 4}, {"max_depth": 4},
+                             {"accuracy": 80.0}, {"accuracy": 80.0 + seed}))
+    table = tables.beyond_optimal(tables.load_runs(dirs))
+    assert list(table.columns[:7]) == ["dataset", "method", "init", "depth", "train_accuracy", "test_accuracy",
+                                       "fit_seconds"]
+    rows = table.set_index(["method", "init"])
+    assert rows.loc[("optimal_axis", ""), "proven"] == 0.5
+    assert rows.loc[("optimal_axis", ""), "gap"] == 0.0  # the mean over the seeds where it is known
+    assert rows.loc[("tao_axis", "optimal"), "proven"] == 0.5
+    assert rows.loc[("tao_axis", "optimal"), "init_train_accuracy"] == 86.0
+    assert rows.loc[("tao_axis", "cart"), "init_train_accuracy"] == 80.0
+    assert np.isnan(rows.loc[("cart", ""), "proven"]) and rows.loc[("cart", ""), "train_accuracy"] == 80.5
+    csv = tmp_path / "beyond_optimal.csv"
+    table.to_csv(csv, index=False)
+    stems = render_figure("beyond_optimal", csv, tmp_path / "figures", datasets=["satimage"], profile="paper")
+    assert (tmp_path / "figures" / "beyond_optimal_satimage.png").exists() and len(stems) == 1

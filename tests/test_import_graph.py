@@ -7,7 +7,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "treeopt"
 # Layers below the experiment layer: the learners, the tree store and the data layer.
 LOWER = ("treeopt.base", "treeopt.trees", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
-         "treeopt.forest", "treeopt.segmentation", "treeopt.data")
+         "treeopt.forest", "treeopt.segmentation", "treeopt.optimal", "treeopt.data")
 
 
 def _module_name(path):

@@ -127,8 +127,8 @@ def test_pruning_leaves_training_predictions_unchanged():
         pre.classes_ = np.unique(y)
         pre._seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
         from treeopt.tao.tao import _initial_tree
-        tree, label = _initial_tree(None, X, y, pre.classes_, node_type=node_type, max_depth=6,
-                                    random_state=0, criterion="entropy")
+        tree, label, _ = _initial_tree(None, X, y, pre.classes_, node_type=node_type, max_depth=6,
+                                       random_state=0, criterion="entropy")
         work = _WorkTree(tree, label)
         Xr = X.astype("float32").astype(float)
         pre._optimise(work, Xr, pre._liblinear_matrix(Xr), np.searchsorted(pre.classes_, y), 10, C)

@@ -81,6 +81,8 @@ register_table("tao_fixed_depth", "treeopt.experiments.tables:tao_fixed_depth")
 register_table("tao_table1", "treeopt.experiments.tables:tao_table1")
 register_table("tao_fig1_path", "treeopt.experiments.tables:tao_fig1_path")
 register_table("tao_init", "treeopt.experiments.tables:tao_init")
+# Beyond the papers: the optimal axis-aligned tree (STreeD) beside CART, TAO, CO2 and non-greedy trees
+register_table("beyond_optimal", "treeopt.experiments.tables:beyond_optimal")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
@@ -99,3 +101,4 @@ register_figure("rgf_fig11_exp", "rgf_fig11_exp", "treeopt.plots.curves:metric_v
 register_figure("rgf_fig13_rf", "rgf_fig13_rf", "treeopt.plots.curves:metric_vs_leaves", per_dataset=False)
 register_figure("rgf_fig16", "rgf_fig16_time", "treeopt.plots.curves:time_vs_tree_size", per_dataset=False)
 register_figure("tao_fig1_path", "tao_fig1_path", "treeopt.plots.tao:sparsity_path")
+register_figure("beyond_optimal", "beyond_optimal", "treeopt.plots.optimal:accuracy_and_time_vs_depth")

@@ -76,3 +76,5 @@ METHOD_LABELS.update({"cart_gini": "CART (Gini)", "tao_oblique": "TAO (sparse ob
 _COLOURS.update({"cart_gini": "C0", "tao_oblique": "C3", "tao_axis": "C6"})
 METHOD_LABELS.update({"nongreedy_tree": "non-greedy", "nongreedy_tree_reg": "non-greedy (regression)"})
 _COLOURS.update({"nongreedy_tree": "C3", "nongreedy_tree_reg": "C3"})
+METHOD_LABELS.update({"optimal_axis": "optimal axis-aligned (STreeD)"})
+_COLOURS.update({"optimal_axis": "k"})

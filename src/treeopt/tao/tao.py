@@ -43,7 +43,7 @@ from ._schedule import run_bottom_up
 log = logging.getLogger("treeopt.tao")
 
 NODE_TYPES = ("oblique", "axis")
-INIT_NAMES = ("cart", "oc1", "co2", "random")
+INIT_NAMES = ("cart", "oc1", "co2", "optimal", "random")
 
 
 # ------------------------------------------------------------------------------------------- work tree
@@ -134,9 +134,17 @@ class _WorkTree:
         return K.predict_from(X, rows, np.zeros_like(rows), *self.arrays(), self.label)
 
 
-def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, criterion="entropy"):
-    """The initial tree as (Tree, leaf labels in 0..K-1)."""
+def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, criterion="entropy", init_params=None):
+    """The initial tree as (Tree, leaf labels in 0..K-1, the estimator that made it or None); ``init_params`` are
+    set on an estimator built or cloned here (not on a fitted one, nor on the "random" tree)."""
     k = classes.shape[0]
+    init_params = dict(init_params or {})
+    if init_params and (isinstance(init, Tree) or hasattr(init, "tree_") or (isinstance(init, str) and
+                                                                               init in ("cart", "random"))
+                        or init is None):
+        raise ValueError(f"init_params {init_params} given, but init={init!r} is not an estimator built or cloned "
+                         f"here (init_params applies to 'oc1', 'co2', 'optimal' or an unfitted estimator)")
+    est = None
     if init is None or (isinstance(init, str) and init == "cart"):
         from sklearn.tree import DecisionTreeClassifier
 
@@ -145,12 +153,19 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
     elif isinstance(init, str) and init == "oc1":
         from ..greedy import OC1TreeClassifier
 
-        est = OC1TreeClassifier(max_depth=max_depth, random_state=random_state).fit(X, y)
+        est = OC1TreeClassifier(max_depth=max_depth, random_state=random_state).set_params(**init_params).fit(X, y)
         tree, est_classes = est.tree_, est.classes_
     elif isinstance(init, str) and init == "co2":  # not in the paper: TAO refining a CO2 tree
         from ..greedy import CO2TreeClassifier
 
-        est = CO2TreeClassifier(max_depth=max_depth, standardize="tree", random_state=random_state).fit(X, y)
+        est = CO2TreeClassifier(max_depth=max_depth, standardize="tree", random_state=random_state)
+        est = est.set_params(**init_params).fit(X, y)
+        tree, est_classes = est.tree_, est.classes_
+    elif isinstance(init, str) and init == "optimal":  # not in the paper: TAO refining the optimal axis-aligned tree
+        from ..optimal import OptimalTreeClassifier
+
+        est = OptimalTreeClassifier(max_depth=max_depth, random_state=random_state)
+        est = est.set_params(**init_params).fit(X, y)
         tree, est_classes = est.tree_, est.classes_
     elif isinstance(init, str) and init == "random":
         tree = _random_tree(X, y, k, node_type=node_type, depth=max_depth, random_state=random_state)
@@ -160,7 +175,7 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
     elif hasattr(init, "tree_") or hasattr(init, "fit"):
         est = init
         if not hasattr(est, "tree_"):
-            est = clone(init).fit(X, y)
+            est = clone(init).set_params(**init_params).fit(X, y)
         trees = fitted_trees(est)
         if len(trees) != 1:
             raise ValueError(f"init must hold exactly one tree, {type(init).__name__} holds {len(trees)}")
@@ -177,7 +192,7 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
         label = np.array([lookup.get(c, 0) for c in np.asarray(est_classes)[col].tolist()], dtype=np.int64)
     else:
         label = np.where(col < k, col, 0).astype(np.int64)
-    return tree, label
+    return tree, label, est
 
 
 def _random_tree(X, y, k, *, node_type, depth, random_state, through="node"):
@@ -237,6 +252,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         ``DecisionTreeClassifier`` with ``init_criterion``, converted with ``Tree.from_sklearn``); "oc1" = an
         oblique CART-style tree (OC1 coordinate descent with restarts, the paper's oblique initial trees);
         "co2" = a CO2 tree (``treeopt.greedy.CO2TreeClassifier``, default nu, z-scored per tree; not in the paper);
+        "optimal" = the optimal axis-aligned tree of ``max_depth`` (``treeopt.optimal.OptimalTreeClassifier``,
+        STreeD; not in the paper);
         "random" = a complete tree of ``max_depth`` with random splits, each through a random point of the
         node's own training points (``_random_tree``); or any fitted estimator exposing one
         ``tree_`` (CO2, non-greedy, a previous TAO tree), or an unfitted one to fit here. TAO keeps its
@@ -246,6 +263,9 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         the CART reported beside TAO is its initial tree. The paper's CART numbers look like Gini (our depth-10
         Letter CART: Gini 69.4%, paper 70.13%, entropy 79%), but TAO from the Gini tree was much worse on Letter
         (81.3% vs 87%, depth 10, C = 10, training part only) and no better on Connect-4.
+    init_params : dict or None, default=None
+        Parameters set on the initial estimator built here ("oc1", "co2", "optimal") or cloned from an unfitted
+        ``init``, e.g. ``{"time_limit": 300}`` for the optimal tree.
     warm_start_C : sequence of float or None, default=None
         The sparsity path (Sec. 4): C values larger than ``C`` run first, in decreasing order, each started
         from the previous tree; ``C`` is the last step. Each step is recorded in ``path_``.
@@ -334,6 +354,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         # >= 1 as every tree learner of the project (CART's own limit): depth 0 would be a single leaf
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "init_criterion": [StrOptions({"gini", "entropy"})],
+        "init_params": [dict, None],
         "init": [None, StrOptions(set(INIT_NAMES)), Tree, HasMethods("fit")],
         "warm_start_C": ["array-like", None],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -347,8 +368,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, node_type="oblique", C=1.0, max_depth=8, init=None, init_criterion="entropy", warm_start_C=None,
-                 max_iter=14,
+    def __init__(self, node_type="oblique", C=1.0, max_depth=8, init=None, init_criterion="entropy", init_params=None,
+                 warm_start_C=None, max_iter=14,
                  tol=0.005, svm_tol=0.01, regularize_bias=False, accept="error", loss="squared_hinge",
                  refine_threshold=False, n_jobs=None, random_state=None):
         self.node_type = node_type
@@ -356,6 +377,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.init = init
         self.init_criterion = init_criterion
+        self.init_params = init_params
         self.warm_start_C = warm_start_C
         self.max_iter = max_iter
         self.tol = tol
@@ -375,11 +397,13 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         k = self.classes_.shape[0]
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._seed = seed
-        tree, label = _initial_tree(self.init, X, y, self.classes_, node_type=self.node_type,
-                                    max_depth=self.max_depth, criterion=self.init_criterion,
-                                    # an int seed is passed as is, so the `cart` run with it is this very tree
-                                    random_state=self.random_state if isinstance(self.random_state, Integral)
-                                    else seed)
+        init_start = time.perf_counter()
+        tree, label, init_est = _initial_tree(self.init, X, y, self.classes_, node_type=self.node_type,
+                                              max_depth=self.max_depth, criterion=self.init_criterion,
+                                              # an int seed is passed as is, so the `cart` run with it is this tree
+                                              random_state=self.random_state if isinstance(self.random_state, Integral)
+                                              else seed, init_params=self.init_params)
+        init_seconds = time.perf_counter() - init_start
         self.init_tree_ = tree
         x_dtype = tree.x_dtype
         Xr = np.ascontiguousarray(X.astype(x_dtype).astype(np.float64)) if x_dtype != "float64" else X
@@ -416,7 +440,11 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.fit_stats_ = {"liblinear_seconds": self.liblinear_seconds_, "n_iter": self.n_iter_,
                            "node_solves": sum(p["node_solves"] for p in self.path_),
                            "node_solves_skipped": sum(p["node_solves_skipped"] for p in self.path_),
-                           "init_train_error": 100.0 * self.path_[0]["init_train_error"]}
+                           "init_train_error": 100.0 * self.path_[0]["init_train_error"],
+                           "init_seconds": init_seconds}
+        init_stats = getattr(init_est, "fit_stats_", None) or {}
+        if "proven_optimal" in init_stats:  # an optimal initial tree: whether it was proven so within its time limit
+            self.fit_stats_["init_proven_optimal"] = init_stats["proven_optimal"]
         return self
 
     def _liblinear_matrix(self, X):
