@@ -65,9 +65,9 @@ CASES = [(s, d, p, kind) for s in range(4) for d in (2, 3, 4) for p in (2, 5)
 def test_exact_inference_is_brute_force_max(seed, depth, p, kind):
     X, W, b, Theta, yi, Y = _problem(seed, depth, p, kind)
     m = W.shape[0]
-    zc, cost = np.zeros(m), np.zeros(2 * m + 1)
+    data, tree, cache = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), _sgd.zcache(m)
     for r in range(X.shape[0]):
-        leaf, h_leaf, val = _sgd.exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost)
+        leaf, h_leaf, val = _sgd.exact_inference(data, r, tree, kind, cache)
         want = _brute(X, r, W, b, Theta, kind, yi, Y,
                       lambda h: itertools.product((-1.0, 1.0), repeat=m))
         assert val == pytest.approx(want, rel=1e-10, abs=1e-10)
@@ -95,9 +95,10 @@ def _ball1(h):
 def test_fast_inference_is_hamming_ball_max(seed, depth, p, kind):
     X, W, b, Theta, yi, Y = _problem(seed, depth, p, kind)
     m = W.shape[0]
-    zc, zstamp = np.zeros(m), np.zeros(m, dtype=np.int64)
+    data, tree, cache = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), _sgd.zcache(m)
     for r in range(X.shape[0]):
-        leaf, flip, val = _sgd.fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, r + 1)
+        leaf, flip, val, h_leaf = _sgd.fast_inference(data, r, tree, kind, cache, r + 1)
+        assert h_leaf == _sgd.route_all(X[r:r + 1], W, b)[0]
         want = _brute(X, r, W, b, Theta, kind, yi, Y, _ball1)
         assert val == pytest.approx(want, rel=1e-10, abs=1e-10)
         z = W @ X[r] - b
@@ -115,13 +116,22 @@ def test_surrogate_upper_bounds_tree_loss(seed, kind):
     rng = np.random.default_rng(100 + seed)
     depth, p = int(rng.integers(2, 5)), int(rng.integers(2, 6))
     X, W, b, Theta, yi, Y = _problem(seed + 1000, depth, p, kind, n=30)
-    loss = _sgd.losses_at(_sgd.route_all(X, W, b), Theta, kind, yi, Y)
+    data, tree, rows = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), np.arange(X.shape[0])
+    loss = _sgd.losses_at(_sgd.route_all(X, W, b), Theta, kind, data)
     want = np.array([_loss(Theta, j, kind, yi, Y, r) for r, j in enumerate(_sgd.route_all(X, W, b))])
     np.testing.assert_allclose(loss, want, rtol=1e-12)
-    fast = _sgd.bounds(X, yi, Y, W, b, Theta, depth, kind, True)
-    exact = _sgd.bounds(X, yi, Y, W, b, Theta, depth, kind, False)
+    fast, fast_loss, leaves = _sgd.evaluate(data, tree, _sgd.bound(kind, True), rows, rows)
+    exact, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, False), rows, rows)
+    np.testing.assert_allclose(fast_loss, loss, rtol=1e-12)
+    np.testing.assert_array_equal(leaves, _sgd.route_all(X, W, b))
     assert np.all(fast >= loss - 1e-12)
     assert np.all(exact >= fast - 1e-12)
+    # Stable SGD's bound eq. (14) is above eq. (13) for any assignment, and equal to it at a(x) = f(sgn(Wx))
+    assign = np.random.default_rng(seed).integers(0, W.shape[0] + 1, size=X.shape[0])
+    stable, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, True, True), assign, rows)
+    assert np.all(stable >= fast - 1e-12)
+    at_leaves, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, True, True), leaves, rows)
+    np.testing.assert_allclose(at_leaves, fast, rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +228,7 @@ def _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign, eta):
 def test_epoch_step_is_alg1_subgradient(seed, fast, stable, kind):
     """A full-batch epoch (momentum 0, nu large) moves W, b, Theta by -eta x the (sub)gradient of eq. (9)
     (bound (13) fast, (7) exact, (14) with Stable SGD) computed by brute force over the codes."""
-    from treeopt.nongreedy.estimator import SGDState, run_epoch
+    from treeopt.nongreedy.estimator import run_epoch
 
     depth, p, n = 3, 4, 25
     X, W, b, Theta, yi, Y = _problem(seed + 50, depth, p, kind, n=n)
@@ -228,9 +238,10 @@ def test_epoch_step_is_alg1_subgradient(seed, fast, stable, kind):
     assign = rng.integers(0, W.shape[0] + 1, size=n).astype(np.int64)
     eta = 0.05
     want = _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign if stable else None, eta)
-    state = SGDState(W, b, Theta, 1, n)
-    run_epoch(state, X, yi, Y, W, b, Theta, depth, kind, fast=fast, stable=stable, assign=assign, nu=1e9,
-              eta=eta, momentum=0.0, batch_size=n)
+    tree = _sgd.Params(W, b, Theta)
+    state = _sgd.epoch_state(tree, n, 1)
+    run_epoch(state, _sgd.data(X, yi, Y), tree, assign, loss=kind, fast=fast, stable=stable, nu=1e9, eta=eta,
+              momentum=0.0, batch_size=n)
     np.testing.assert_allclose(W, want[0], atol=1e-12)
     np.testing.assert_allclose(b, want[1], atol=1e-12)
     np.testing.assert_allclose(Theta, want[2], atol=1e-12)
