@@ -322,3 +322,166 @@ def test_an_integer_seed_starts_from_the_same_seeded_co2_tree():
     np.testing.assert_array_equal(ng.predict(X), co2.predict(X))
     other = CO2TreeClassifier(max_depth=3, max_features=None, random_state=4, **params).fit(X, y)
     assert (other.predict(X) != co2.predict(X)).any()  # the check above could fail
+
+
+# ------------------------------------------------------------------ learning (issue #24): the tree must move
+def _rotated_xor(n, seed, noise=0.1, p=4):
+    """XOR of two lines rotated by 30 degrees in the first two of p uniform features, labels flipped with
+    probability ``noise``. Every hyperplane leaves both sides near 50/50, so a greedy root split has (almost) no
+    information gain and the greedy tree depends on where the root happens to land."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    a = np.deg2rad(30)
+    u = X[:, 0] * np.cos(a) + X[:, 1] * np.sin(a)
+    v = -X[:, 0] * np.sin(a) + X[:, 1] * np.cos(a)
+    y = ((u > 0) ^ (v > 0)).astype(int)
+    return X, np.where(rng.random(n) < noise, 1 - y, y)
+
+
+def test_nongreedy_beats_its_greedy_start_on_rotated_xor():
+    """Joint optimisation of all levels fixes what greedy growth cannot: on a rotated XOR (best possible training
+    accuracy 90%) the depth-2 tree ends far above its CO2 start on average, and never below it."""
+    from treeopt.greedy import CO2TreeClassifier
+
+    gains = []
+    for seed in range(4):
+        X, y = _rotated_xor(2000, seed)
+        co2 = CO2TreeClassifier(max_depth=2, nu=1.0, learning_rate=0.1, max_features=None, random_state=seed).fit(X, y)
+        ng = NonGreedyTreeClassifier(max_depth=2, nu=4.0, learning_rate=0.03, stable=True, max_epochs=100, init=co2,
+                                     random_state=seed).fit(X, y)
+        start = 1 - ng.history_["train_error"][0]
+        assert start == pytest.approx(np.mean(co2.predict(X) == y))  # the start is the CO2 tree itself
+        gains.append(np.mean(ng.predict(X) == y) - start)
+    assert min(gains) > 0.0
+    assert np.mean(gains) > 0.08, gains
+
+
+def test_training_lowers_the_training_loss_on_a_random_problem():
+    """Labels of a random oblique depth-3 tree with 20% noise; from an axis-aligned start the empirical loss
+    eq. (4) of the fitted tree is below the start's."""
+    from treeopt.nongreedy.estimator import empirical_losses
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1500, 6))
+    Wt, bt = rng.normal(size=(7, 6)), rng.normal(scale=0.3, size=7)
+    y = rng.integers(0, 3, size=8)[_sgd.route_all(X, Wt, bt)]
+    y = np.where(rng.random(1500) < 0.2, rng.integers(0, 3, 1500), y)
+    kw = dict(max_depth=3, nu=4.0, learning_rate=0.1, init="axis", random_state=0)
+    losses = {}
+    for name, epochs in (("start", 0), ("fit", 40)):
+        clf = NonGreedyTreeClassifier(max_epochs=epochs, **kw).fit(X, y)
+        losses[name] = empirical_losses(X, clf.W_, clf.b_, clf.theta_, kind=_sgd.LOG_LOSS, y_int=y,
+                                        Y=np.zeros((len(y), 1))).mean()
+    assert losses["fit"] < losses["start"] - 0.01, losses
+
+
+def test_rows_at_every_depth_get_gradients_from_a_deep_start():
+    """From a CO2 start of depth 6 on digits, every depth's rows receive gradients (Alg. 1 line 6), change, and
+    re-route training points; ``fit_stats_`` records it per depth."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    ng = NonGreedyTreeClassifier(max_depth=6, nu=10.0, learning_rate=0.1, max_epochs=15,
+                                 init_params={"nu": 1.0, "learning_rate": 0.03}, random_state=0).fit(X, y)
+    stats = ng.fit_stats_
+    assert len(stats["depth_row_grads"]) == 6
+    assert all(g > 0 for g in stats["depth_row_grads"]), stats["depth_row_grads"]
+    assert all(r > 0 for r in stats["depth_rows_with_grads"])
+    assert all(c is not None and c > 0 for c in stats["depth_rel_change"])
+    assert sum(stats["depth_rerouted"]) > 0
+    assert stats["start_train_error"] != stats["end_train_error"]
+
+
+def test_padded_nodes_get_a_split_and_keep_the_start_predictions():
+    """Below a leaf of the initial tree shallower than d the padded nodes get a balanced axis split (non-zero
+    margins), while every leaf below keeps the initial leaf's theta: the start predicts as the initial tree."""
+    from sklearn.datasets import load_iris
+
+    from treeopt.greedy import AxisAlignedTreeClassifier
+    from treeopt.nongreedy import _init
+
+    X, y = load_iris(return_X_y=True)
+    axis = AxisAlignedTreeClassifier(max_depth=2, random_state=0).fit(X, y)  # setosa: a leaf at depth 1
+    W, b, Theta, padded = _init.start(axis.tree_, 4, X, _sgd.LOG_LOSS, y, np.zeros((150, 1)), 3, nu=100.0)
+    assert padded.sum() > 0
+    leaves = _sgd.route_all(X, W, b)
+    np.testing.assert_array_equal(Theta.argmax(axis=1)[leaves], axis.predict(X))
+    # the padded nodes that points reach split them both ways
+    counts = _init.node_counts(leaves, W.shape[0])
+    reached = np.flatnonzero(padded & (counts[:W.shape[0]] >= 2))
+    assert reached.size > 0
+    for node in reached:
+        assert W[node].any() and counts[2 * node + 1] > 0 and counts[2 * node + 2] > 0
+
+
+def test_start_keeps_rows_inside_the_ball_and_projects_the_others():
+    from treeopt.nongreedy import _init
+
+    W = np.array([[0.3, 0.0], [3.0, 4.0]])
+    b = np.array([0.4, 0.0])
+    _init.project_rows(W, b, nu=1.0)
+    np.testing.assert_array_equal(W[0], [0.3, 0.0])  # ||[w, b]||^2 = 0.25 <= 1: kept, margins unchanged
+    assert b[0] == 0.4
+    np.testing.assert_allclose(W[1], [0.6, 0.8])     # 25 > 1: onto the sphere, same direction
+    # a start fitted with a smaller nu keeps its margins under a larger nu
+    from treeopt.greedy import CO2TreeClassifier
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    co2 = CO2TreeClassifier(max_depth=2, nu=0.1, learning_rate=0.03, max_features=None, random_state=0).fit(X, y)
+    ng = NonGreedyTreeClassifier(max_depth=2, nu=43.0, max_epochs=0, init=co2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(ng.W_ @ X.T - ng.b_[:, None], co2.tree_.W.toarray()[:3] @ X.T - co2.tree_.bias[:3, None],
+                               atol=1e-12)
+
+
+def _replay_rate(history, eta, patience=2):
+    """CO2's rule written out (tests/test_co2_stump.py): halve after ``patience`` consecutive rises of the
+    tracked bound; a fall resets the count."""
+    rises = 0
+    for prev, cur in zip(history[:-1], history[1:]):
+        if cur > prev:
+            rises += 1
+            if rises == patience:
+                eta, rises = eta / 2, 0
+        else:
+            rises = 0
+    return eta
+
+
+def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
+    """A rate far too large makes the tracked bound oscillate; the rate of every epoch is CO2's rule replayed on
+    the recorded bound (one parameter state per epoch)."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    clf = NonGreedyTreeClassifier(max_depth=3, nu=4.0, learning_rate=5.0, max_epochs=30, batch_size=20,
+                                  init="axis", random_state=0).fit(X, y)
+    bound, rate = clf.history_["surrogate"], clf.history_["learning_rate"]
+    assert np.sum(np.diff(bound) > 0) >= 3
+    assert rate[-1] < 5.0
+    for e in range(1, len(bound)):
+        assert rate[e] == _replay_rate(bound[:e], 5.0), e
+
+
+def test_stable_sgd_reassigns_when_the_bound_stops_improving():
+    """SSGD refreshes a(x) exactly after the epochs whose bound eq. (14) fell by less than ``stable_tol`` from the
+    epoch's reference (or after ``stable_max_epochs``), and a refresh never raises the bound."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    tol, max_round = 0.02, 4
+    clf = NonGreedyTreeClassifier(max_depth=3, nu=4.0, learning_rate=0.1, stable=True, stable_tol=tol,
+                                  stable_max_epochs=max_round, max_epochs=25, batch_size=20, init="axis",
+                                  random_state=0).fit(X, y)
+    h = clf.history_
+    assert any(h["reassigned"][1:]) and not all(h["reassigned"][1:])
+    round_len = 0
+    for e in range(1, len(h["epoch"])):
+        reference, current = h["surrogate_reassigned"][e - 1], h["surrogate"][e]
+        round_len += 1
+        due = reference - current < tol * abs(reference) or round_len >= max_round
+        assert h["reassigned"][e] == due, e
+        if due:
+            round_len = 0
+            assert h["surrogate_reassigned"][e] <= current + 1e-12
+        else:
+            assert h["surrogate_reassigned"][e] == current
