@@ -49,7 +49,7 @@ import threading
 import treeopt.greedy.co2 as co2_module
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import chosen_params, has_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
+from co2_settings import chosen_params, has_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -148,7 +148,7 @@ def test_pure_subtrees_and_dead_branches_removed():
 def test_subtrees_whose_leaves_share_one_label_are_collapsed(seed, k, accept, init):
     # a subtree whose leaves all carry one label predicts that label for any input: fit reports it as a leaf
     # (collapse_same_label)
-    # (Letter, README chase: 3-9 such subtrees per tree)
+    # (Letter, docs/tao.md: 3-9 such subtrees per tree)
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((150, 3)).round(2)
     y = np.where(rng.random(150) < 0.6, 0, rng.integers(0, k, 150))  # one dominant class: same-label leaves

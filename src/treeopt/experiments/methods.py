@@ -150,7 +150,7 @@ register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", k
 register("co2_forest_node", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
          fixed={"standardize": "node"})
 # Not the paper's protocol (Sec. 5 bags every tree): CO2 trees grown on the whole training set, to measure what
-# bagging costs (the Letter gap, README "CO2 Forest: choices and speed").
+# bagging costs (the Letter gap, docs/co2.md).
 register("co2_forest_nobag", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest",
          fixed={"bootstrap": False})
 # Face-part segmentation (CO2 paper Sec. 6.2): forests over 31x31 RGB windows, one label per pixel.

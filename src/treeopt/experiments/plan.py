@@ -53,7 +53,7 @@ DEFAULT_PROFILE = "default"
 
 
 def output_dirs(profile):
-    """(tables folder, figures folder) of a profile: one layout for every profile (README "Results").
+    """(tables folder, figures folder) of a profile: one layout for every profile (README "Outputs and run folders").
 
     The default profile writes ``results/tables/`` and ``figures/``; any other profile ``results/{profile}/``
     and ``results/{profile}/figures/`` (e.g. ``results/paper/``), so profiles never overwrite each other."""

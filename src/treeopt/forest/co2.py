@@ -39,7 +39,7 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         surrogate, chosen by the paper's validation protocol (validation error of 30-tree forests on the
         training/validation split of Letter, SatImage and Connect-4, 3 forest seeds, candidates 3/5/10/20
         epochs, tol 1e-2, a 50-epoch cap, tolerance relative to the initial surrogate): the cheapest rule
-        within one seed standard deviation of the best on every set (``benchmarks/co2_stop_rule.py``; 5 epochs
+        within one seed standard deviation of the best on every set (``studies/co2_stop_rule.py``; 5 epochs
         passed on Letter and SatImage but costs Connect-4 0.6 points). Single :class:`CO2TreeClassifier`
         trees keep 20.
     bootstrap : bool, default=True

@@ -3,7 +3,7 @@
 Sec. 3 removes dead branches and pure subtrees (all *points* of one label) after convergence
 (``TAOTreeClassifier._finish``). A subtree whose *leaves* all carry one label predicts that label for any input,
 whatever its points, so it can be a single leaf with no prediction changed; on Letter 3-9 such subtrees remain
-per tree (README, TAO chase, lead 1). The fitted estimator reports the collapsed tree; the sparsity path goes on
+per tree (docs/tao.md, Letter chase). The fitted estimator reports the collapsed tree; the sparsity path goes on
 from the uncollapsed one, so the path and every prediction are as before.
 """
 

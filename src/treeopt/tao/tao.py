@@ -270,17 +270,17 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         cost of a slowly rising training error, as in the paper's Fig. 1 (iterations then stop when the
         penalised objective, divided by N, falls by less than ``tol``). "always": the surrogate's solution is
         taken at every solved node (the plain reading of Sec. 3; the training error may then rise, and the stop
-        rule is applied to the penalised objective, as with "objective"). On Letter (README, TAO chase) it
+        rule is applied to the penalised objective, as with "objective"). On Letter (docs/tao.md, Letter chase) it
         matches "objective" from CART starts and gives much smaller trees at the same validation error from
         OC1 and random starts.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         The oblique node's surrogate of (4) (Sec. 3: "l1-regularized linear SVM or logistic regression"):
         LIBLINEAR solver 5 (l1-regularised squared-hinge SVM) or solver 6 (l1-regularised logistic regression),
-        both with slack C = 1/lambda. Logistic was worse on Letter validation (README).
+        both with slack C = 1/lambda. Logistic was worse on Letter validation (docs/tao.md).
     refine_threshold : bool, default=False
         Not in the paper: after the surrogate's solve, replace its threshold b by the exact minimiser of the care
         points' 0/1 loss (4) along its w (``_kernels.best_threshold``; ties: closest to the surrogate's b).
-        Lowers the training error at every C on Letter, but not the validation error (README).
+        Lowers the training error at every C on Letter, but not the validation error (docs/tao.md).
     n_jobs : int or None, default=None
         Threads solving nodes in parallel (ctypes and numba release the GIL). A node is solved as soon as its
         whole subtree has been (``_schedule.run_bottom_up``): it then sees exactly the problem of the paper's
@@ -326,7 +326,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     _record_tasks = False  # log every node solve's thread CPU time in task_log_ (benchmarks only)
     # accept="always" stops on the penalised objective, as accept="objective" does: the surrogate's solutions
     # lower care loss + ||w||_1 / C, not the training error alone (False: the training-error rule, which stopped
-    # most path steps after one iteration on Letter; benchmarks/tao_letter_harness.py --always-error-stop)
+    # most path steps after one iteration on Letter; studies/tao_letter_harness.py --always-error-stop)
     _always_objective_stop = True
 
     _parameter_constraints = {

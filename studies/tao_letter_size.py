@@ -1,6 +1,6 @@
 """Issue #8, lead 1: why TAO trees from CART starts stay large (Letter, validation only; test never read).
 
-Fits one TAO sparsity path (as benchmarks/tao_letter_harness.py) and, for each tree of the path at the chosen Cs,
+Fits one TAO sparsity path (as studies/tao_letter_harness.py) and, for each tree of the path at the chosen Cs,
 counts on the training points: internal nodes by the number of training points reaching them (histogram),
 dead nodes (a child no training point reaches) and pure nodes (all points one class) that the final pruning
 should have removed, subtrees whose leaves all carry one label (collapsible without changing any prediction),
@@ -11,8 +11,8 @@ tree with them collapsed (diagnostic only, never used to choose).
 The path's trees are ``path_trees_``, which since ea849a2 are reported with same-label subtrees already collapsed
 (``treeopt.tao._prune``), so a re-run counts 0 of them; the committed CSV was made before that change.
 
-Usage: python benchmarks/tao_letter_size.py --init cart --depth 12 --seed 0 --at 1,0.5 [--params JSON]
-       [--out benchmarks/results/tao_letter_size.csv]
+Usage: python studies/tao_letter_size.py --init cart --depth 12 --seed 0 --at 1,0.5 [--params JSON]
+       [--out studies/results/tao_letter_size.csv]
 """
 import argparse
 import csv
@@ -116,7 +116,7 @@ def main():
     ap.add_argument("--Cs", default=",".join(str(c) for c in GRID))
     ap.add_argument("--params", default="{}")
     ap.add_argument("--tag", default="")
-    ap.add_argument("--out", default="benchmarks/results/tao_letter_size.csv")
+    ap.add_argument("--out", default="studies/results/tao_letter_size.csv")
     a = ap.parse_args()
     Cs = sorted((float(c) for c in a.Cs.split(",")), reverse=True)
     at = {float(c) for c in a.at.split(",")}

@@ -10,8 +10,8 @@ train+validation with ``bootstrap=False`` and ``random_state=s``, scored on the 
 (``results/runs/.../final-co2_forest_size_oblique-n_estimators=staged1000/seed{s}``). The paper bags ("each tree is
 built by using a new data set sampled uniformly with replacement", Sec. 5), so this is a diagnosis, not a Table I row.
 
-    python benchmarks/co2_no_bootstrap.py letter 0 1 2 > benchmarks/results/co2_letter_no_bootstrap_seeds.log
-    python benchmarks/co2_no_bootstrap.py satimage 0 1 2 > benchmarks/results/co2_satimage_no_bootstrap_seeds.log
+    python studies/co2_no_bootstrap.py letter 0 1 2 > studies/results/co2_letter_no_bootstrap_seeds.log
+    python studies/co2_no_bootstrap.py satimage 0 1 2 > studies/results/co2_satimage_no_bootstrap_seeds.log
 """
 
 import json
@@ -28,7 +28,8 @@ from treeopt.experiments.selection import read_selection
 from treeopt.experiments.tables import load_runs
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import ROOT, selection_path  # noqa: E402 (benchmarks/ is on the path when run as a script)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from co2_settings import ROOT, selection_path  # noqa: E402 (the benchmark's setting, shared)
 
 RUN = ROOT / "results/runs/{dataset}/co2_forest/final-co2_forest_size_oblique-n_estimators=staged{n}/seed{seed}"
 SIZES = (10, 30, 100, 300, 1000)

@@ -8,9 +8,11 @@ stopping off, so the runs with 5, 10, ... 200 epochs are prefixes of one traject
 surrogate, the learning rate, the information gain (bits) of the stump's partition of the node's training points
 and the share sent right; and the epoch at which the forest's stop rule (10 epochs, tol 1e-3, cap 200) ends.
 
-    python benchmarks/co2_node_convergence.py > benchmarks/results/co2_node_convergence.log
+    python studies/co2_node_convergence.py > studies/results/co2_node_convergence.log
 """
 
+import sys
+from pathlib import Path
 import numpy as np
 from scipy.stats import entropy as scipy_entropy
 from sklearn.tree import DecisionTreeClassifier
@@ -19,7 +21,8 @@ from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
 from treeopt.greedy.co2 import optimize_co2_stump
 
-from co2_targets import ROOT  # noqa: E402 (benchmarks/ is on the path when run as a script)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from co2_settings import ROOT  # noqa: E402 (the benchmark's setting, shared)
 
 NU, ETA, EPOCHS = 4.0, 0.01, (5, 10, 20, 50, 100, 200)
 

@@ -11,17 +11,17 @@ the best GBDT configuration's at the same number of leaves (Fig. 7).
 with the best peak test score on that data set), both grown to the leaf budget, and their ratio beside the
 paper's Fig. 15 (1.6-5.9). Timings are wall-clock on a shared machine; the ratio is measured in one run.
 
-    python benchmarks/rgf_targets.py fig7 --datasets rgf_synth_q64_reg --seeds 0-9
-    python benchmarks/rgf_targets.py fig7 --merge a/rgf_fig7_targets.csv,b/rgf_fig7_targets.csv   # split runs
-    python benchmarks/rgf_targets.py fig7 --seeds 0-9 --max-leaf 10000 --gbdt-impl lightgbm --suffix _10k_lightgbm
-    python benchmarks/rgf_targets.py fig15 --datasets rgf_synth_q16_reg,adult --seeds 0
-    python benchmarks/rgf_targets.py fig15 --fast --max-leaf 2000 --datasets adult,nursery   # timing only
-    python benchmarks/rgf_targets.py fig12 --datasets rgf_synth_q64_reg --seeds 0-2 --gbdt 8,0.1 --max-leaf 5000
+    python studies/rgf_targets.py fig7 --datasets rgf_synth_q64_reg --seeds 0-9
+    python studies/rgf_targets.py fig7 --merge a/rgf_fig7_targets.csv,b/rgf_fig7_targets.csv   # split runs
+    python studies/rgf_targets.py fig7 --seeds 0-9 --max-leaf 10000 --gbdt-impl lightgbm --suffix _10k_lightgbm
+    python studies/rgf_targets.py fig15 --datasets rgf_synth_q16_reg,adult --seeds 0
+    python studies/rgf_targets.py fig15 --fast --max-leaf 2000 --datasets adult,nursery   # timing only
+    python studies/rgf_targets.py fig12 --datasets rgf_synth_q64_reg --seeds 0-2 --gbdt 8,0.1 --max-leaf 5000
 
 ``fig12``: GBDT with L1 post-processing (the lasso path over all its leaves, Friedman & Popescu), test metric
 against the number of non-zero weights, beside GBDT itself (Fig. 12).
 
-Writes benchmarks/results/rgf_fig7_targets.csv (curves) and rgf_fig7_summary.csv, rgf_fig12_l1.csv/.png/.pdf,
+Writes studies/results/rgf_fig7_targets.csv (curves) and rgf_fig7_summary.csv, rgf_fig12_l1.csv/.png/.pdf,
 or rgf_fig15_time.csv.
 """
 
@@ -226,7 +226,7 @@ def fig12(args, config):
         ax.set_ylabel("test RMSE" if is_regression(dataset) else "test error (%)")
         ax.set_title(dataset)
         ax.legend(fontsize=7)
-    fig.text(0.99, 0.005, f"data set: {', '.join(args.datasets)}  |  benchmarks/rgf_targets.py fig12  |  seeds: "
+    fig.text(0.99, 0.005, f"data set: {', '.join(args.datasets)}  |  studies/rgf_targets.py fig12  |  seeds: "
              f"{len(args.seeds)}", ha="right", va="bottom", fontsize=7, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     for ext in ("png", "pdf"):
@@ -323,7 +323,7 @@ def main():
     parser.add_argument("--datasets", default="rgf_synth_q64_reg")
     parser.add_argument("--seeds", type=seeds_arg, default=list(range(10)))
     parser.add_argument("--max-leaf", type=int, default=10000)
-    parser.add_argument("--out-dir", default=str(ROOT / "benchmarks/results"))
+    parser.add_argument("--out-dir", default=str(ROOT / "studies/results"))
     args = parser.parse_args()
     args.datasets = args.datasets.split(",")
     config = load_config(ROOT / "config.yaml")

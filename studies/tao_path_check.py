@@ -1,5 +1,5 @@
 """Off-workflow TAO path check: one warm-started sparsity path on a data set's training part, validation and test
-error at every C (used for issue #8). Usage: python benchmarks/tao_path_check.py DATASET DEPTH INIT ACCEPT C1,C2,... [JSON params]
+error at every C (used for issue #8). Usage: python studies/tao_path_check.py DATASET DEPTH INIT ACCEPT C1,C2,... [JSON params]
 """
 import sys, time, json
 import numpy as np

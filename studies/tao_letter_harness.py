@@ -2,8 +2,8 @@
 TAO iteration the training and validation error, live internal nodes, non-zero weights, node solves accepted
 (by the care 0/1 loss / by the penalised objective) or rejected, and the care points' share of the node's points.
 
-Usage: python benchmarks/tao_letter_harness.py --depth 12 --init cart --Cs 100,30,10,3,1,0.3 [--params JSON]
-       [--out benchmarks/results/tao_letter_harness.csv] [--tag NAME]
+Usage: python studies/tao_letter_harness.py --depth 12 --init cart --Cs 100,30,10,3,1,0.3 [--params JSON]
+       [--out studies/results/tao_letter_harness.csv] [--tag NAME]
 Validation only: every choice made from this output must be made on val_error.
 """
 import argparse
@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--init", default="cart")
     ap.add_argument("--Cs", default="100,30,10,3,1,0.3")
     ap.add_argument("--params", default="{}")
-    ap.add_argument("--out", default="benchmarks/results/tao_letter_harness.csv")
+    ap.add_argument("--out", default="studies/results/tao_letter_harness.csv")
     ap.add_argument("--tag", default="")
     ap.add_argument("--cart", default=None, help="JSON kwargs of a scikit-learn DecisionTreeClassifier used as init")
     ap.add_argument("--oc1", default=None,

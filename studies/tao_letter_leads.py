@@ -4,8 +4,8 @@ For every run (tag) of ``tao_letter_harness.py``: the path step with the lowest 
 internal nodes) and the lowest validation error among the steps with at most ``--max-nodes`` internal nodes.
 Runs are grouped into leads by their tag without the ``_sN`` seed suffix.
 
-Usage: python benchmarks/tao_letter_leads.py [--csv benchmarks/results/tao_letter_harness_s19.csv]
-       [--max-nodes 300] [--out benchmarks/results/tao_letter_leads.csv]
+Usage: python studies/tao_letter_leads.py [--csv studies/results/tao_letter_harness_s19.csv]
+       [--max-nodes 300] [--out studies/results/tao_letter_leads.csv]
 """
 import argparse
 import re
@@ -15,9 +15,9 @@ import pandas as pd
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", default="benchmarks/results/tao_letter_harness_s19.csv")
+    ap.add_argument("--csv", default="studies/results/tao_letter_harness_s19.csv")
     ap.add_argument("--max-nodes", type=int, default=300)
-    ap.add_argument("--out", default="benchmarks/results/tao_letter_leads.csv")
+    ap.add_argument("--out", default="studies/results/tao_letter_leads.csv")
     a = ap.parse_args()
     d = pd.read_csv(a.csv)
     d = d[d.iteration.astype(str) == "final"].copy()

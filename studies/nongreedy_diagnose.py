@@ -13,7 +13,7 @@ and the row of the CSV records, before and after ``--epochs`` epochs of Stable S
   other than ``f(sgn(Wx))``): only these rows give ``W`` a gradient (Alg. 1 line 6);
 - ``train_err``, ``val_acc`` (percent), ``active`` leaves.
 
-    python benchmarks/nongreedy_diagnose.py --depth 10 --out benchmarks/results/nongreedy_diagnose.csv
+    python studies/nongreedy_diagnose.py --depth 10 --out studies/results/nongreedy_diagnose.csv
 """
 
 import argparse
@@ -57,7 +57,7 @@ def main():
     parser.add_argument("--eta", type=float, default=0.01)
     parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--nu", default=",".join(str(v) for v in NU))
-    parser.add_argument("--out", default="benchmarks/results/nongreedy_diagnose.csv")
+    parser.add_argument("--out", default="studies/results/nongreedy_diagnose.csv")
     args = parser.parse_args()
     split = load_split(prepare_split("connect4", load_config(ROOT / "config.yaml"), args.seed))
     X, y, Xv, yv = split.X_train, split.y_train, split.X_val, split.y_val

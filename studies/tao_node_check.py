@@ -3,7 +3,7 @@
 wrapper's solution (``l1_svm_rows``, -R: bias not penalised) and of scikit-learn's LinearSVC (the same LIBLINEAR
 solver 5, its intercept penalised but scaled by 100, so nearly unpenalised).
 
-Usage: python benchmarks/tao_node_check.py [C] [depth] [n_nodes]
+Usage: python studies/tao_node_check.py [C] [depth] [n_nodes]
 """
 import sys
 

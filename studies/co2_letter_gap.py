@@ -17,12 +17,12 @@ The last three change the tree grower and kernel (``treeopt.greedy._co2_grow``, 
 CO2-speed work): this script builds patched copies of those modules' sources in a temporary folder at run time and
 routes ``CO2TreeClassifier`` through them; the library files are not touched.
 
-    python benchmarks/co2_letter_gap.py --tag base --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
-    python benchmarks/co2_letter_gap.py --tag unit --init unit --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
-    python benchmarks/co2_letter_gap.py --tag nic20 --nic 20 --trees 100 --seeds 0 1
+    python studies/co2_letter_gap.py --tag base --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
+    python studies/co2_letter_gap.py --tag unit --init unit --nu 0.1 1 4 10 43 100 --eta 0.03 0.01 0.003
+    python studies/co2_letter_gap.py --tag nic20 --nic 20 --trees 100 --seeds 0 1
 
 One JSON line per (nu, eta) (mean over ``--seeds``) and, with more than 30 trees, one per seed with the validation
-error at every forest size. Results of 2026-11-24: ``benchmarks/results/co2_letter_gap.log``.
+error at every forest size. Results of 2026-11-24: ``studies/results/co2_letter_gap.log``.
 """
 
 import argparse

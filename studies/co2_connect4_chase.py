@@ -19,17 +19,17 @@ The tree descends along the optimised split of the first ``--nu`` (axis split wh
 q) at 10 / 30 trees for (nu, eta) under ``--scale`` and ``--init`` (``--init unit`` via a patched copy of the
 grower, :func:`unit_init_grower`), with the forest's oblique-split / fallback counts and CPU seconds.
 
-    python benchmarks/co2_connect4_chase.py nodes --nu 0.1 1 4 10 43 100 --depth 2
-    python benchmarks/co2_connect4_chase.py nodes --scale 01 --nu 0.1 1 4 10 43 100 --depth 2
-    python benchmarks/co2_connect4_chase.py forest --nu 1 --eta 0.03 --trees 10
-    python benchmarks/co2_connect4_chase.py forest --scale 01 --nu 1 10 --eta 0.03 --trees 10
+    python studies/co2_connect4_chase.py nodes --nu 0.1 1 4 10 43 100 --depth 2
+    python studies/co2_connect4_chase.py nodes --scale 01 --nu 0.1 1 4 10 43 100 --depth 2
+    python studies/co2_connect4_chase.py forest --nu 1 --eta 0.03 --trees 10
+    python studies/co2_connect4_chase.py forest --scale 01 --nu 1 10 --eta 0.03 --trees 10
 
 ``trees``: single trees on all training rows (CO2 with q = 78 and scikit-learn entropy trees with q = 78 / all p):
 validation error and, per depth, axis fallbacks, unmoved and moved stumps and the split's information gain
 against the best axis split over all features.
 
 One JSON line per node x nu (``nodes``), per forest (``forest``) or per tree (``trees``).
-Results: ``benchmarks/results/co2_connect4_chase.log``.
+Results: ``studies/results/co2_connect4_chase.log``.
 """
 
 import argparse

@@ -7,9 +7,11 @@ sample-epochs (points x (epochs + 1): the epoch passes plus the start's surrogat
 the ``max_epochs`` cap; then the share of the sample-epochs a lower cap would keep (a bound: trees grown with
 another cap differ).
 
-    python benchmarks/co2_epoch_profile.py > benchmarks/results/co2_epoch_profile.log
+    python studies/co2_epoch_profile.py > studies/results/co2_epoch_profile.log
 """
 
+import sys
+from pathlib import Path
 import time
 
 import numpy as np
@@ -19,7 +21,8 @@ from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import ROOT, chosen_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from co2_settings import ROOT, chosen_params  # noqa: E402 (the benchmark's setting, shared)
 
 BINS = (0, 100, 1000, 5000, np.inf)
 

@@ -16,7 +16,7 @@ training rows (the project's one scaling rule, config.yaml).
 Every grid point's test accuracy is written too (column ``phase="grid"``), but only validation selects.
 Rows are appended to the CSV as they finish, so a partial run leaves its numbers.
 
-    python benchmarks/nongreedy_targets.py --depths 10,12 --out benchmarks/results/nongreedy_targets.csv
+    python studies/nongreedy_targets.py --depths 10,12 --out studies/results/nongreedy_targets.csv
 """
 
 import argparse
@@ -118,7 +118,7 @@ def main():
     parser.add_argument("--depths", default="10,12")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=40)
-    parser.add_argument("--out", default="benchmarks/results/nongreedy_targets.csv")
+    parser.add_argument("--out", default="studies/results/nongreedy_targets.csv")
     args = parser.parse_args()
     split = load_split(prepare_split("connect4", load_config(ROOT / "config.yaml"), args.seed))
     print(f"connect4: train {split.X_train.shape}, val {split.X_val.shape}, test {split.X_test.shape}", flush=True)

@@ -7,10 +7,11 @@ train+validation and tested once: seed 0 with ``--n-trees`` trees (one fit, scor
 (``co2_targets.FALLBACK``; the 1000-tree RF validation of q is too heavy to redo here). Never looks at the test
 set before the refit.
 
-    python benchmarks/co2_protocol.py letter --n-trees 1000 --seeds 0 1 2
-    # writes benchmarks/results/co2_protocol_letter.csv (grid) and co2_protocol_letter_test.csv
+    python studies/co2_protocol.py letter --n-trees 1000 --seeds 0 1 2
+    # writes studies/results/co2_protocol_letter.csv (grid) and co2_protocol_letter_test.csv
 """
 
+import sys
 import argparse
 import itertools
 import time
@@ -24,7 +25,8 @@ from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import FALLBACK  # noqa: E402 (benchmarks/ is on the path when run as a script)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from co2_settings import FALLBACK  # noqa: E402 (the benchmark's setting, shared)
 
 HERE = Path(__file__).resolve().parent
 NU = [0.1, 1, 4, 10, 43, 100]

@@ -6,8 +6,8 @@ For each candidate rule this fits CO2 Forests of 30 trees on the training part o
 and reports validation error, fit CPU seconds (one thread) and the mean SGD epochs per optimised node,
 over several forest seeds. One rule is then used for every data set.
 
-    python benchmarks/co2_stop_rule.py --datasets letter satimage --seeds 0 1 2
-    # writes benchmarks/results/co2_stop_rule.csv
+    python studies/co2_stop_rule.py --datasets letter satimage --seeds 0 1 2
+    # writes studies/results/co2_stop_rule.csv
 """
 
 import argparse
@@ -22,7 +22,7 @@ from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
 
-from co2_targets import chosen_params  # noqa: E402 (benchmarks/ is on the path when run as a script)
+from co2_targets import chosen_params  # noqa: E402 (studies/ is on the path when run as a script)
 
 HERE = Path(__file__).resolve().parent
 # (n_iter_no_change, tol, max_epochs, tol_reference): the old default first
