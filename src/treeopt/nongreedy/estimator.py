@@ -26,8 +26,8 @@ Choices the paper leaves open, fixed here:
 - Learning rate: CO2's rule (Sec. 4.2 of the CO2 paper, :func:`treeopt.greedy._co2_sgd.next_learning_rate`):
   halved after ``OSCILLATION_PATIENCE`` (2) consecutive epochs in which the tracked bound rose; a fall
   resets the count.
-- Stopping: after ``max_epochs`` epochs, or when the best tracked bound has not fallen by a relative ``tol``
-  for ``n_iter_no_change`` epochs.
+- Stopping: after ``max_epochs`` epochs, or when the best tracked bound (SSGD: at the end of each epoch,
+  before any refresh) has not fallen by a relative ``tol`` for ``n_iter_no_change`` epochs.
 - SSGD: an assignment round ends when the tracked bound fell by less than a relative ``stable_tol`` in an
   epoch, or after ``stable_max_epochs`` epochs; then ``a(x)`` is recomputed as the leaf ``f(sgn(Wx))``.
   Refreshing can only lower eq. (14) (its second term becomes the unconstrained maximum); the bound after
@@ -105,7 +105,7 @@ def depth_diagnostics(W0, b0, W, b, row_grads, leaves0, leaves):
         sl = slice(2**t - 1, 2 ** (t + 1) - 1)
         grads.append(int(row_grads[sl].sum()))
         rows.append(int(np.count_nonzero(row_grads[sl])))
-        ref = math.sqrt(float((W0[sl] ** 2).sum() + (b0[sl] ** 2).sum()))
+        ref = math.sqrt(float(np.einsum("ij,ij->", W0[sl], W0[sl], dtype=np.float64) + (b0[sl] ** 2).sum()))
         diff_t = math.sqrt(float(((W[sl] - W0[sl]) ** 2).sum() + ((b[sl] - b0[sl]) ** 2).sum()))
         change.append(diff_t / ref if ref > 0 else None)
     return {"depth_row_grads": grads, "depth_rows_with_grads": rows, "depth_rel_change": change,
@@ -211,7 +211,7 @@ class _NonGreedyTree(BaseEstimator):
                  init_tree.max_depth, depth, W.shape[0], int(padded.sum()), int((~W.any(axis=1)).sum()),
                  self.init_seconds_)
         tree = _sgd.Params(W, b, Theta)
-        W0, b0 = W.copy(), b.copy()
+        W0, b0 = W.astype(np.float32), b.copy()  # for the per-depth change only (float32: half the memory)
         n = X.shape[0]
         data = _sgd.data(X, y_int, Y)
         leaves0 = _sgd.route_all(data.X, W, b)
@@ -288,8 +288,9 @@ class _NonGreedyTree(BaseEstimator):
                 bar.set_postfix(bound=f"{current:.4f}", err=f"{history['train_error'][-1]:.4f}")
             if monitor is not None:
                 monitor(epoch, tree)
-            if current < best - self.tol * abs(best):
-                best, since_best = current, 0
+            end = history["surrogate"][-1]  # SSGD: before any refresh, the bound this epoch optimised
+            if end < best - self.tol * abs(best):
+                best, since_best = end, 0
             else:
                 since_best += 1
                 if since_best >= patience:
@@ -356,8 +357,8 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
         Initial W (Sec. 7: axis-aligned -> CO2 -> non-greedy). Padded or truncated to depth ``d``.
     init_params : dict or None
         Parameters set on the initial estimator (e.g. ``{"max_epochs": 20}`` for a cheaper CO2 start).
-        The string inits default to ``max_depth=d``; CO2 also to ``nu``, ``learning_rate`` and all features
-        (``max_features=None``: the paper's single trees, Sec. 7). Sec. 7 does not say which CO2 tree starts
+        The string inits default to ``max_depth=d``; CO2 also to ``nu`` and all features (``max_features=None``:
+        the paper's single trees, Sec. 7), its learning rate to CO2's default. Sec. 7 does not say which CO2 tree starts
         the non-greedy one; the paper-profile workflow passes the CO2 tree's ``nu`` and ``learning_rate``
         chosen on validation at the same depth (``init_params.nu`` in config ``inherit:``). With an integer
         ``random_state`` the string inits are fitted with that same seed, so the start is the very tree of
@@ -391,9 +392,9 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
 
         if name == "axis":
             return AxisAlignedTreeClassifier(max_depth=self.max_depth, random_state=seed)
-        # single trees use all features at every node (Sec. 7); q < p features is the forests' randomisation
-        return CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features=None,
-                                 max_depth=self.max_depth, random_state=seed)
+        # single trees use all features at every node (Sec. 7); q < p features is the forests' randomisation.
+        # CO2's own learning rate (its grid differs from the non-greedy one): set it through init_params
+        return CO2TreeClassifier(nu=self.nu, max_features=None, max_depth=self.max_depth, random_state=seed)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, monitor=None):

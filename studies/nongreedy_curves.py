@@ -5,15 +5,15 @@ grid, nu 0.1 / eta 0.03) is fitted on the training rows, then a non-greedy tree 
 ``--grid`` is trained for ``--epochs`` epochs *without* early stopping, and after every epoch the validation
 accuracy is recorded (``fit(monitor=...)``) beside the tracked bound of the training history. The learning-rate
 rule does not depend on the stopping rule, so a run stopped by any rule is a prefix of the long run: the
-stopping rules are compared on these curves by ``benchmarks/nongreedy_stop_rule.py`` without refitting. The
+stopping rules are compared on these curves by ``studies/nongreedy_stop_rule.py`` without refitting. The
 test set is never read.
 
 One JSON line per run in ``--out`` (appended): the parameters, the CO2 start's and the final training and
 validation accuracy, the curves (``val_curve`` after every epoch, ``bound``/``train_err``/``lr`` with entry 0
 at the start) and the per-depth diagnostics of ``fit_stats_``.
 
-    python benchmarks/nongreedy_curves.py --data connect4 --depth 8 --seed 0 \\
-        --grid "43:0.1:0 43:0.1:1" --epochs 100 --out benchmarks/results/nongreedy_curves.jsonl
+    python studies/nongreedy_curves.py --data connect4 --depth 8 --seed 0 \\
+        --grid "43:0.1:0 43:0.1:1" --epochs 100 --out studies/results/nongreedy_curves.jsonl
 """
 
 import argparse
@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--bound-samples", type=int, default=10000)
     ap.add_argument("--tag", default="")
-    ap.add_argument("--out", default="benchmarks/results/nongreedy_curves.jsonl")
+    ap.add_argument("--out", default="studies/results/nongreedy_curves.jsonl")
     a = ap.parse_args()
     split = load_split(prepare_split(a.data, load_config(ROOT / "config.yaml"), a.seed))
     X, y, Xv, yv = split.X_train, split.y_train, split.X_val, split.y_val
