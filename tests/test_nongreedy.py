@@ -377,20 +377,20 @@ def test_training_lowers_the_training_loss_on_a_random_problem():
 
 def test_rows_at_every_depth_get_gradients_from_a_deep_start():
     """From a CO2 start of depth 6 on digits, every depth's rows receive gradients (Alg. 1 line 6), change, and
-    re-route training points; ``fit_stats_`` records it per depth."""
+    re-route training points; ``depth_stats_`` records it per depth."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
     ng = NonGreedyTreeClassifier(max_depth=6, nu=10.0, learning_rate=0.1, max_epochs=15,
                                  init_params={"nu": 1.0, "learning_rate": 0.03}, random_state=0).fit(X, y)
-    stats = ng.fit_stats_
+    stats = ng.depth_stats_
     assert len(stats["depth_row_grads"]) == 6
     assert all(g > 0 for g in stats["depth_row_grads"]), stats["depth_row_grads"]
     assert all(r > 0 for r in stats["depth_rows_with_grads"])
     assert all(c is not None and c > 0 for c in stats["depth_rel_change"])
     assert sum(stats["depth_rerouted"]) > 0
-    assert stats["start_train_error"] != stats["end_train_error"]
+    assert ng.fit_stats_["start_train_error"] != ng.fit_stats_["end_train_error"]
 
 
 def test_padded_nodes_get_a_split_and_keep_the_start_predictions():

@@ -34,12 +34,12 @@ Choices the paper leaves open, fixed here:
   the refresh is the reference of the next epoch's learning-rate and stopping comparisons.
 - The regressor standardises the targets inside (the squared loss competes with the margin term ``Wx``
   in the bound, so its scale matters); leaf values are mapped back in ``tree_``.
-- Diagnostics (``fit_stats_``, which run folders record under ``tree`` in ``metrics.json``): per depth of the
-  tree, the number of samples that gave a row of that depth a gradient (Alg. 1 line 6), the number of rows
-  that got any, and the relative change ``||W_d - W_d^0|| / ||W_d^0||`` of the depth's rows ``[w_i, b_i]``
+- Diagnostics, recorded by run folders in ``metrics.json``: ``depth_stats_`` (key ``per_depth``), per depth
+  of the tree, the number of samples that gave a row of that depth a gradient (Alg. 1 line 6), the number of
+  rows that got any, the relative change ``||W_d - W_d^0|| / ||W_d^0||`` of the depth's rows ``[w_i, b_i]``
   against the start, and the number of training points whose path parts from the start's at a node of that
-  depth; and the training error of the start and of the result. A tree whose deep rows never move shows
-  zeros there.
+  depth (a tree whose deep rows never move shows zeros there); ``fit_stats_`` (under ``tree``): epochs run,
+  final learning rate, training error of the start and of the result (on the tracked points), padded rows.
 """
 
 from __future__ import annotations
@@ -229,8 +229,8 @@ class _NonGreedyTree(BaseEstimator):
         self.fit_stats_ = {"sgd_epochs": self.n_epochs_, "final_learning_rate": self.history_["learning_rate"][-1],
                            "start_train_error": self.history_["train_error"][0],
                            "end_train_error": self.history_["train_error"][-1],
-                           "padded_rows": int(padded.sum()),
-                           **depth_diagnostics(W0, b0, W, b, state.row_grads, leaves0, leaves)}
+                           "padded_rows": int(padded.sum())}
+        self.depth_stats_ = depth_diagnostics(W0, b0, W, b, state.row_grads, leaves0, leaves)
         return self
 
     def _optimize(self, data, tree, state, tracked, depth, monitor):
@@ -381,7 +381,8 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
         points; ``learning_rate[e]`` is the rate epoch e ran with; SSGD: ``reassigned[e]`` says whether a(x) was
         refreshed after epoch e, and ``surrogate_reassigned[e]`` is eq. (14) at the refreshed assignments
         (otherwise equal to ``surrogate[e]``), the reference of epoch e + 1.
-    fit_stats_ : dict, per-depth gradient counts and row changes, start and end training error (module doc).
+    fit_stats_ : dict, epochs, final rate, start and end training error, padded rows (module doc).
+    depth_stats_ : dict of per-depth lists: gradient counts, rows with gradients, row change, re-routed points.
     n_epochs_, init_seconds_, sgd_seconds_, eval_seconds_, depth_, classes_, n_features_in_
     """
 
