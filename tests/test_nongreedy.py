@@ -435,20 +435,6 @@ def test_start_keeps_rows_inside_the_ball_and_projects_the_others():
                                atol=1e-12)
 
 
-def _replay_rate(history, eta, patience=2):
-    """CO2's rule written out (tests/test_co2_stump.py): halve after ``patience`` consecutive rises of the
-    tracked bound; a fall resets the count."""
-    rises = 0
-    for prev, cur in zip(history[:-1], history[1:]):
-        if cur > prev:
-            rises += 1
-            if rises == patience:
-                eta, rises = eta / 2, 0
-        else:
-            rises = 0
-    return eta
-
-
 def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
     """A rate far too large makes the tracked bound oscillate; the rate of every epoch is CO2's rule replayed on
     the recorded bound (one parameter state per epoch)."""
@@ -456,11 +442,13 @@ def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
     X = (X - X.mean(0)) / X.std(0)
     clf = NonGreedyTreeClassifier(max_depth=3, nu=4.0, learning_rate=5.0, max_epochs=30, batch_size=20,
                                   init="axis", random_state=0).fit(X, y)
+    from test_co2_stump import _replay_rate  # CO2's rule written out
+
     bound, rate = clf.history_["surrogate"], clf.history_["learning_rate"]
     assert np.sum(np.diff(bound) > 0) >= 3
     assert rate[-1] < 5.0
     for e in range(1, len(bound)):
-        assert rate[e] == _replay_rate(bound[:e], 5.0), e
+        assert rate[e] == _replay_rate(bound[:e], 5.0, 2), e
 
 
 def test_stable_sgd_reassigns_when_the_bound_stops_improving():

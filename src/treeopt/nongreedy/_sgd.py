@@ -257,6 +257,16 @@ def _disagreeing_bits(X, r, tree, leaf, cache, stamp):
     return count, total
 
 
+@njit(inline="always", **_NJIT)
+def _touch(active, item, batch):
+    """``item`` got a gradient in ``batch``: keep its velocity alive (add it to the active set if new)."""
+    active.last[item] = batch
+    if not active.member[item]:
+        active.member[item] = True
+        active.items[active.count[0]] = item
+        active.count[0] += 1
+
+
 @njit(**_NJIT)
 def _add_row_grads(X, r, tree, cache, count, coef, velocity, rows, batch, row_grads):
     """Alg. 1 line 6 for the ``count`` bits in ``cache.bits``: ``g_i - sgn(z_i) = -2 sgn(z_i)`` there, so row
@@ -269,11 +279,7 @@ def _add_row_grads(X, r, tree, cache, count, coef, velocity, rows, batch, row_gr
             velocity.W[row, j] += c * X[r, j]
         velocity.b[row] -= c
         row_grads[row] += 1
-        rows.last[row] = batch
-        if not rows.member[row]:
-            rows.member[row] = True
-            rows.items[rows.count[0]] = row
-            rows.count[0] += 1
+        _touch(rows, row, batch)
 
 
 @njit(**_NJIT)
@@ -298,11 +304,7 @@ def _leaf_grad(data, r, tree, leaf, scale, loss, velocity, leaves, batch):
     else:
         for c in range(k):
             vT[leaf, c] -= scale * 2.0 * (Theta[leaf, c] - data.Y[r, c])
-    leaves.last[leaf] = batch
-    if not leaves.member[leaf]:
-        leaves.member[leaf] = True
-        leaves.items[leaves.count[0]] = leaf
-        leaves.count[0] += 1
+    _touch(leaves, leaf, batch)
 
 
 @njit(**_NJIT)
