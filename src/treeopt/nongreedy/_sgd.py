@@ -218,7 +218,7 @@ def exact_inference(data, r, tree, loss, cache):
     return best_leaf, h_leaf, best
 
 
-@njit(**_NJIT)
+@njit(inline="always", **_NJIT)
 def _infer(data, r, tree, bound, cache, stamp):
     """Loss-augmented inference of sample r (Alg. 1 line 5), fast (eq. (13)) or exact (eq. (10)-(12)):
     ``(leaf of g^, value, leaf of sgn(Wx))``.
@@ -233,7 +233,7 @@ def _infer(data, r, tree, bound, cache, stamp):
     return leaf, val, h_leaf
 
 
-@njit(**_NJIT)
+@njit(inline="always", **_NJIT)
 def _disagreeing_bits(X, r, tree, leaf, cache, stamp):
     """Walk root -> ``leaf``; record in ``cache.bits`` every node whose path direction disagrees with
     ``sgn(z_i)``. Returns (their number, the sum of ``2|z_i|`` over them).
@@ -267,7 +267,7 @@ def _touch(active, item, batch):
         active.count[0] += 1
 
 
-@njit(**_NJIT)
+@njit(inline="always", **_NJIT)
 def _add_row_grads(X, r, tree, cache, count, coef, velocity, rows, batch, row_grads):
     """Alg. 1 line 6 for the ``count`` bits in ``cache.bits``: ``g_i - sgn(z_i) = -2 sgn(z_i)`` there, so row
     i's velocity gets ``coef * sgn(z_i) * x~`` (``x~ = [x, -1]``; ``coef = 2 eta/B`` for ``g^``, ``-2 eta/B``
@@ -282,7 +282,7 @@ def _add_row_grads(X, r, tree, cache, count, coef, velocity, rows, batch, row_gr
         _touch(rows, row, batch)
 
 
-@njit(**_NJIT)
+@njit(inline="always", **_NJIT)
 def _leaf_grad(data, r, tree, leaf, scale, loss, velocity, leaves, batch):
     """Alg. 1 line 10: velocity_theta_leaf -= scale * dl/dtheta (softmax - e_y for eq. (2), 2 (theta - y) for
     eq. (3))."""
