@@ -35,7 +35,7 @@ from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
 from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.nongreedy import _init, _sgd
-from treeopt.nongreedy.estimator import SGDState, run_epoch
+from treeopt.nongreedy.estimator import run_epoch
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = {126: "connect4", 784: "fashion_mnist"}
@@ -68,13 +68,14 @@ def training_data(dataset):
 
 def timed_epoch(X, y, W, b, Theta, depth, *, fast, stable, seed=0, eta=0.01, nu=1.0):
     n = X.shape[0]
-    state = SGDState(W, b, Theta, seed, n)
+    tree = _sgd.Params(W, b, Theta)
+    state = _sgd.epoch_state(tree, n, seed)
     assign = _sgd.route_all(X, W, b)
-    Y = np.zeros((n, 1))
+    data = _sgd.data(X, y, np.zeros((n, 1)))
     before = loadavg()
     start, cpu = time.perf_counter(), time.process_time()
-    run_epoch(state, X, y, Y, W, b, Theta, depth, _sgd.LOG_LOSS, fast=fast, stable=stable, assign=assign, nu=nu,
-              eta=eta, momentum=0.9, batch_size=100)
+    run_epoch(state, data, tree, assign, loss=_sgd.LOG_LOSS, fast=fast, stable=stable, nu=nu, eta=eta, momentum=0.9,
+              batch_size=100)
     return time.perf_counter() - start, time.process_time() - cpu, before, loadavg()
 
 
@@ -132,9 +133,7 @@ def fast_vs_exact(args):
     rows = []
     for depth in [int(d) for d in args.depths.split(",")]:
         tree = AxisAlignedTreeClassifier(max_depth=depth, random_state=0).fit(X, y).tree_
-        W0, b0 = _init.heap_from_tree(tree, depth, X.shape[1])
-        _init.scale_rows(W0, b0, args.nu)
-        T0 = _init.initial_theta(X, W0, b0, _sgd.LOG_LOSS, y, np.zeros((len(y), 1)), k)
+        W0, b0, T0, _ = _init.start(tree, depth, X, _sgd.LOG_LOSS, y, np.zeros((len(y), 1)), k, args.nu)
         times = {}
         for inference, repeats in (("fast", args.fast_repeats), ("exact", 1)):
             for _ in range(repeats):

@@ -3,7 +3,8 @@
 Diagnosis for issue #7 (training and validation numbers only; the test set is not read). One CO2 tree of depth
 ``d`` is fitted on the 44,000 training rows (``--co2-nu``/``--co2-eta``: by default the CO2 grid point that
 ``nongreedy_targets.py`` chose on validation, nu 0.1 / eta 0.03 at depths 10 and 12); for every nu of the
-paper's grid its rows are scaled onto ``||[w_i, b_i]||^2 = nu`` exactly as ``NonGreedyTreeClassifier`` does,
+paper's grid the start is made exactly as ``NonGreedyTreeClassifier`` makes it (``_init.start``; before issue
+#24 the rows were scaled onto ``||[w_i, b_i]||^2 = nu``, which is how the numbers below were made),
 and the row of the CSV records, before and after ``--epochs`` epochs of Stable SGD (fast inference eq. (13),
 ``--eta``):
 
@@ -67,9 +68,7 @@ def main():
                             random_state=args.seed).fit(X, y)
     rows = []
     for nu in [float(v) for v in args.nu.split(",")]:
-        W, b = _init.heap_from_tree(co2.tree_, args.depth, X.shape[1])
-        _init.scale_rows(W, b, nu)
-        Theta = _init.initial_theta(X, W, b, 0, yi, np.zeros((X.shape[0], 1)), classes.size)
+        W, b, Theta, _ = _init.start(co2.tree_, args.depth, X, 0, yi, np.zeros((X.shape[0], 1)), classes.size, nu)
         before = state_row(X, yi, Xv, yvi, W, b, Theta)
         start, cpu = time.perf_counter(), time.process_time()
         model = NonGreedyTreeClassifier(max_depth=args.depth, nu=nu, learning_rate=args.eta, max_epochs=args.epochs,

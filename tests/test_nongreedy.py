@@ -65,9 +65,9 @@ CASES = [(s, d, p, kind) for s in range(4) for d in (2, 3, 4) for p in (2, 5)
 def test_exact_inference_is_brute_force_max(seed, depth, p, kind):
     X, W, b, Theta, yi, Y = _problem(seed, depth, p, kind)
     m = W.shape[0]
-    zc, cost = np.zeros(m), np.zeros(2 * m + 1)
+    data, tree, cache = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), _sgd.zcache(m)
     for r in range(X.shape[0]):
-        leaf, h_leaf, val = _sgd.exact_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, cost)
+        leaf, h_leaf, val = _sgd.exact_inference(data, r, tree, kind, cache)
         want = _brute(X, r, W, b, Theta, kind, yi, Y,
                       lambda h: itertools.product((-1.0, 1.0), repeat=m))
         assert val == pytest.approx(want, rel=1e-10, abs=1e-10)
@@ -95,9 +95,10 @@ def _ball1(h):
 def test_fast_inference_is_hamming_ball_max(seed, depth, p, kind):
     X, W, b, Theta, yi, Y = _problem(seed, depth, p, kind)
     m = W.shape[0]
-    zc, zstamp = np.zeros(m), np.zeros(m, dtype=np.int64)
+    data, tree, cache = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), _sgd.zcache(m)
     for r in range(X.shape[0]):
-        leaf, flip, val = _sgd.fast_inference(X, r, W, b, Theta, depth, kind, yi, Y, zc, zstamp, r + 1)
+        leaf, flip, val, h_leaf = _sgd.fast_inference(data, r, tree, kind, cache, r + 1)
+        assert h_leaf == _sgd.route_all(X[r:r + 1], W, b)[0]
         want = _brute(X, r, W, b, Theta, kind, yi, Y, _ball1)
         assert val == pytest.approx(want, rel=1e-10, abs=1e-10)
         z = W @ X[r] - b
@@ -115,13 +116,22 @@ def test_surrogate_upper_bounds_tree_loss(seed, kind):
     rng = np.random.default_rng(100 + seed)
     depth, p = int(rng.integers(2, 5)), int(rng.integers(2, 6))
     X, W, b, Theta, yi, Y = _problem(seed + 1000, depth, p, kind, n=30)
-    loss = _sgd.losses_at(_sgd.route_all(X, W, b), Theta, kind, yi, Y)
+    data, tree, rows = _sgd.data(X, yi, Y), _sgd.Params(W, b, Theta), np.arange(X.shape[0])
+    loss = _sgd.losses_at(_sgd.route_all(X, W, b), Theta, kind, data)
     want = np.array([_loss(Theta, j, kind, yi, Y, r) for r, j in enumerate(_sgd.route_all(X, W, b))])
     np.testing.assert_allclose(loss, want, rtol=1e-12)
-    fast = _sgd.bounds(X, yi, Y, W, b, Theta, depth, kind, True)
-    exact = _sgd.bounds(X, yi, Y, W, b, Theta, depth, kind, False)
+    fast, fast_loss, leaves = _sgd.evaluate(data, tree, _sgd.bound(kind, True), rows, rows)
+    exact, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, False), rows, rows)
+    np.testing.assert_allclose(fast_loss, loss, rtol=1e-12)
+    np.testing.assert_array_equal(leaves, _sgd.route_all(X, W, b))
     assert np.all(fast >= loss - 1e-12)
     assert np.all(exact >= fast - 1e-12)
+    # Stable SGD's bound eq. (14) is above eq. (13) for any assignment, and equal to it at a(x) = f(sgn(Wx))
+    assign = np.random.default_rng(seed).integers(0, W.shape[0] + 1, size=X.shape[0])
+    stable, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, True, True), assign, rows)
+    assert np.all(stable >= fast - 1e-12)
+    at_leaves, _, _ = _sgd.evaluate(data, tree, _sgd.bound(kind, True, True), leaves, rows)
+    np.testing.assert_allclose(at_leaves, fast, rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +228,7 @@ def _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign, eta):
 def test_epoch_step_is_alg1_subgradient(seed, fast, stable, kind):
     """A full-batch epoch (momentum 0, nu large) moves W, b, Theta by -eta x the (sub)gradient of eq. (9)
     (bound (13) fast, (7) exact, (14) with Stable SGD) computed by brute force over the codes."""
-    from treeopt.nongreedy.estimator import SGDState, run_epoch
+    from treeopt.nongreedy.estimator import run_epoch
 
     depth, p, n = 3, 4, 25
     X, W, b, Theta, yi, Y = _problem(seed + 50, depth, p, kind, n=n)
@@ -228,9 +238,10 @@ def test_epoch_step_is_alg1_subgradient(seed, fast, stable, kind):
     assign = rng.integers(0, W.shape[0] + 1, size=n).astype(np.int64)
     eta = 0.05
     want = _brute_step(X, W, b, Theta, kind, yi, Y, fast, assign if stable else None, eta)
-    state = SGDState(W, b, Theta, 1, n)
-    run_epoch(state, X, yi, Y, W, b, Theta, depth, kind, fast=fast, stable=stable, assign=assign, nu=1e9,
-              eta=eta, momentum=0.0, batch_size=n)
+    tree = _sgd.Params(W, b, Theta)
+    state = _sgd.epoch_state(tree, n, 1)
+    run_epoch(state, _sgd.data(X, yi, Y), tree, assign, loss=kind, fast=fast, stable=stable, nu=1e9, eta=eta,
+              momentum=0.0, batch_size=n)
     np.testing.assert_allclose(W, want[0], atol=1e-12)
     np.testing.assert_allclose(b, want[1], atol=1e-12)
     np.testing.assert_allclose(Theta, want[2], atol=1e-12)
@@ -311,3 +322,154 @@ def test_an_integer_seed_starts_from_the_same_seeded_co2_tree():
     np.testing.assert_array_equal(ng.predict(X), co2.predict(X))
     other = CO2TreeClassifier(max_depth=3, max_features=None, random_state=4, **params).fit(X, y)
     assert (other.predict(X) != co2.predict(X)).any()  # the check above could fail
+
+
+# ------------------------------------------------------------------ learning (issue #24): the tree must move
+def _rotated_xor(n, seed, noise=0.1, p=4):
+    """XOR of two lines rotated by 30 degrees in the first two of p uniform features, labels flipped with
+    probability ``noise``. Every hyperplane leaves both sides near 50/50, so a greedy root split has (almost) no
+    information gain and the greedy tree depends on where the root happens to land."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    a = np.deg2rad(30)
+    u = X[:, 0] * np.cos(a) + X[:, 1] * np.sin(a)
+    v = -X[:, 0] * np.sin(a) + X[:, 1] * np.cos(a)
+    y = ((u > 0) ^ (v > 0)).astype(int)
+    return X, np.where(rng.random(n) < noise, 1 - y, y)
+
+
+def test_nongreedy_beats_its_greedy_start_on_rotated_xor():
+    """Joint optimisation of all levels fixes what greedy growth cannot: on a rotated XOR (best possible training
+    accuracy 90%) the depth-2 tree ends far above its CO2 start on average, and never below it."""
+    from treeopt.greedy import CO2TreeClassifier
+
+    gains = []
+    for seed in range(4):
+        X, y = _rotated_xor(2000, seed)
+        co2 = CO2TreeClassifier(max_depth=2, nu=1.0, learning_rate=0.1, max_features=None, random_state=seed).fit(X, y)
+        ng = NonGreedyTreeClassifier(max_depth=2, nu=4.0, learning_rate=0.03, stable=True, max_epochs=100, init=co2,
+                                     random_state=seed).fit(X, y)
+        start = 1 - ng.history_["train_error"][0]
+        assert start == pytest.approx(np.mean(co2.predict(X) == y))  # the start is the CO2 tree itself
+        gains.append(np.mean(ng.predict(X) == y) - start)
+    assert min(gains) > 0.0
+    assert np.mean(gains) > 0.08, gains
+
+
+def test_training_lowers_the_training_loss_on_a_random_problem():
+    """Labels of a random oblique depth-3 tree with 20% noise; from an axis-aligned start the empirical loss
+    eq. (4) of the fitted tree is below the start's."""
+    from treeopt.nongreedy.estimator import empirical_losses
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1500, 6))
+    Wt, bt = rng.normal(size=(7, 6)), rng.normal(scale=0.3, size=7)
+    y = rng.integers(0, 3, size=8)[_sgd.route_all(X, Wt, bt)]
+    y = np.where(rng.random(1500) < 0.2, rng.integers(0, 3, 1500), y)
+    kw = dict(max_depth=3, nu=4.0, learning_rate=0.1, init="axis", random_state=0)
+    losses = {}
+    for name, epochs in (("start", 0), ("fit", 40)):
+        clf = NonGreedyTreeClassifier(max_epochs=epochs, **kw).fit(X, y)
+        losses[name] = empirical_losses(X, clf.W_, clf.b_, clf.theta_, kind=_sgd.LOG_LOSS, y_int=y,
+                                        Y=np.zeros((len(y), 1))).mean()
+    assert losses["fit"] < losses["start"] - 0.01, losses
+
+
+def test_rows_at_every_depth_get_gradients_from_a_deep_start():
+    """From a CO2 start of depth 6 on digits, every depth's rows receive gradients (Alg. 1 line 6), change, and
+    re-route training points; ``depth_stats_`` records it per depth."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    ng = NonGreedyTreeClassifier(max_depth=6, nu=10.0, learning_rate=0.1, max_epochs=15,
+                                 init_params={"nu": 1.0, "learning_rate": 0.03}, random_state=0).fit(X, y)
+    stats = ng.depth_stats_
+    assert len(stats["depth_row_grads"]) == 6
+    assert all(g > 0 for g in stats["depth_row_grads"]), stats["depth_row_grads"]
+    assert all(r > 0 for r in stats["depth_rows_with_grads"])
+    assert all(c is not None and c > 0 for c in stats["depth_rel_change"])
+    assert sum(stats["depth_rerouted"]) > 0
+    assert ng.fit_stats_["start_train_error"] != ng.fit_stats_["end_train_error"]
+
+
+def test_padded_nodes_get_a_split_and_keep_the_start_predictions():
+    """Below a leaf of the initial tree shallower than d the padded nodes get a balanced axis split (non-zero
+    margins), while every leaf below keeps the initial leaf's theta: the start predicts as the initial tree."""
+    from sklearn.datasets import load_iris
+
+    from treeopt.greedy import AxisAlignedTreeClassifier
+    from treeopt.nongreedy import _init
+
+    X, y = load_iris(return_X_y=True)
+    axis = AxisAlignedTreeClassifier(max_depth=2, random_state=0).fit(X, y)  # setosa: a leaf at depth 1
+    W, b, Theta, padded = _init.start(axis.tree_, 4, X, _sgd.LOG_LOSS, y, np.zeros((150, 1)), 3, nu=100.0)
+    assert padded.sum() > 0
+    leaves = _sgd.route_all(X, W, b)
+    np.testing.assert_array_equal(Theta.argmax(axis=1)[leaves], axis.predict(X))
+    # the padded nodes that points reach split them both ways
+    counts = _init.node_counts(leaves, W.shape[0])
+    reached = np.flatnonzero(padded & (counts[:W.shape[0]] >= 2))
+    assert reached.size > 0
+    for node in reached:
+        assert W[node].any() and counts[2 * node + 1] > 0 and counts[2 * node + 2] > 0
+
+
+def test_start_keeps_rows_inside_the_ball_and_projects_the_others():
+    from treeopt.nongreedy import _init
+
+    W = np.array([[0.3, 0.0], [3.0, 4.0]])
+    b = np.array([0.4, 0.0])
+    _init.project_rows(W, b, nu=1.0)
+    np.testing.assert_array_equal(W[0], [0.3, 0.0])  # ||[w, b]||^2 = 0.25 <= 1: kept, margins unchanged
+    assert b[0] == 0.4
+    np.testing.assert_allclose(W[1], [0.6, 0.8])     # 25 > 1: onto the sphere, same direction
+    # a start fitted with a smaller nu keeps its margins under a larger nu
+    from treeopt.greedy import CO2TreeClassifier
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    co2 = CO2TreeClassifier(max_depth=2, nu=0.1, learning_rate=0.03, max_features=None, random_state=0).fit(X, y)
+    ng = NonGreedyTreeClassifier(max_depth=2, nu=43.0, max_epochs=0, init=co2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(ng.W_ @ X.T - ng.b_[:, None], co2.tree_.W.toarray()[:3] @ X.T - co2.tree_.bias[:3, None],
+                               atol=1e-12)
+
+
+def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
+    """A rate far too large makes the tracked bound oscillate; the rate of every epoch is CO2's rule replayed on
+    the recorded bound (one parameter state per epoch)."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    clf = NonGreedyTreeClassifier(max_depth=3, nu=4.0, learning_rate=5.0, max_epochs=30, batch_size=20,
+                                  init="axis", random_state=0).fit(X, y)
+    from test_co2_stump import _replay_rate  # CO2's rule written out
+
+    bound, rate = clf.history_["surrogate"], clf.history_["learning_rate"]
+    assert np.sum(np.diff(bound) > 0) >= 3
+    assert rate[-1] < 5.0
+    for e in range(1, len(bound)):
+        assert rate[e] == _replay_rate(bound[:e], 5.0, 2), e
+
+
+def test_stable_sgd_reassigns_when_the_bound_stops_improving():
+    """SSGD refreshes a(x) exactly after the epochs whose bound eq. (14) fell by less than ``stable_tol`` from the
+    epoch's reference (or after ``stable_max_epochs``), and a refresh never raises the bound."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    tol, max_round = 0.02, 4
+    clf = NonGreedyTreeClassifier(max_depth=3, nu=4.0, learning_rate=0.1, stable=True, stable_tol=tol,
+                                  stable_max_epochs=max_round, max_epochs=25, batch_size=20, init="axis",
+                                  random_state=0).fit(X, y)
+    h = clf.history_
+    assert any(h["reassigned"][1:]) and not all(h["reassigned"][1:])
+    round_len = 0
+    for e in range(1, len(h["epoch"])):
+        reference, current = h["surrogate_reassigned"][e - 1], h["surrogate"][e]
+        round_len += 1
+        due = reference - current < tol * abs(reference) or round_len >= max_round
+        assert h["reassigned"][e] == due, e
+        if due:
+            round_len = 0
+            assert h["surrogate_reassigned"][e] <= current + 1e-12
+        else:
+            assert h["surrogate_reassigned"][e] == current

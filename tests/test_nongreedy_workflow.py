@@ -157,3 +157,20 @@ def test_both_profiles_run_the_three_figures(profile):
     assert "nongreedy_fig3_nu" in experiments["nongreedy_fig3"]["reports"]
     assert "cart" in experiments["nongreedy_fig3"]["methods"]
     assert "nongreedy_sgd_timing" in experiments["nongreedy_fig4"]["methods"]
+
+
+def test_nongreedy_run_records_where_the_gradients_went_per_depth(tmp_path, wine_split):
+    """metrics.json of a non-greedy run has ``per_depth`` (one entry per depth of the tree for each diagnostic)
+    and the start's and the result's training error under ``tree``."""
+    path, split = wine_split
+    out = tmp_path / "run"
+    params = {"max_depth": 3, "nu": 10.0, "learning_rate": 0.1, "max_epochs": 5}
+    run(out, dataset="wine", method="nongreedy_tree", params=params, seed=0, split_path=path)
+    saved = json.loads((out / "metrics.json").read_text())
+    per_depth = saved["per_depth"]
+    assert set(per_depth) == {"depth_row_grads", "depth_rows_with_grads", "depth_rel_change", "depth_rerouted"}
+    assert all(len(v) == 3 for v in per_depth.values())
+    assert sum(per_depth["depth_row_grads"]) > 0
+    assert sum(per_depth["depth_rerouted"]) <= split.X_train.shape[0]
+    assert saved["tree"]["sgd_epochs"] == 5
+    assert 0 <= saved["tree"]["start_train_error"] <= 1

@@ -173,7 +173,8 @@ def _move_into_place(tmp, run_dir):
     shutil.rmtree(old)
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "tree", "versions", "git_commit")
-OPTIONAL_KEYS = ("staged", "stages", "path")  # segmentation Jaccard per forest size; staged sweeps; TAO's C path
+OPTIONAL_KEYS = ("staged", "stages", "path", "per_depth")  # segmentation Jaccard per forest size; staged sweeps;
+# TAO's C path; non-greedy per-depth diagnostics
 
 
 def _sha256(path):
@@ -384,6 +385,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
         result["tree"]["active_leaves_train"] = int(np.unique(trees[0].apply(X_fit)).size)
     result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
+    if getattr(estimator, "depth_stats_", None):  # non-greedy: per depth, where the gradients went (a stalled level)
+        result["per_depth"] = estimator.depth_stats_
     if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
         result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
