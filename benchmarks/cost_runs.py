@@ -366,10 +366,18 @@ def summary(runs):
                       fit_median=("fit_ratio", "median"), fit_min=("fit_ratio", "min"), fit_max=("fit_ratio", "max"),
                       fit_within_2x=("fit_within", "sum"), run_median=("run_ratio", "median"),
                       run_min=("run_ratio", "min"), run_max=("run_ratio", "max"), run_within_2x=("run_within", "sum"))
+    aggregates.update(predicted_run_hours=("predicted_run_wall_seconds", "sum"),
+                      measured_run_hours=("measured_run_wall_seconds", "sum"))
     out = runs.groupby(["method", "dataset", "role"], sort=True).agg(**aggregates).reset_index()
+    by_method = runs.assign(dataset="", role="").groupby(["method", "dataset", "role"]).agg(**aggregates)
     total = runs.assign(method="all", dataset="", role="").groupby(["method", "dataset", "role"]).agg(**aggregates)
-    out = pd.concat([out, total.reset_index().assign(depths="")], ignore_index=True)
-    return out.round(2)
+    out = pd.concat([out, by_method.reset_index().assign(depths=""), total.reset_index().assign(depths="")],
+                    ignore_index=True)
+    # the budget view: the sum of the runs' times against the sum of the predictions
+    out["total_run_ratio"] = out["measured_run_hours"] / out["predicted_run_hours"]
+    out[["predicted_run_hours", "measured_run_hours"]] /= 3600
+    return out.round({c: 2 for c in out.columns if c not in ("predicted_run_hours", "measured_run_hours")}).round(
+        {"predicted_run_hours": 3, "measured_run_hours": 3})
 
 
 def main(argv=None):
