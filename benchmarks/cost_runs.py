@@ -357,7 +357,8 @@ def table():
 
 
 def summary(runs):
-    """Per method, data set and role: runs, median and range of measured / predicted fit time, runs within 2x."""
+    """Per method, data set and role, per method, and over all runs: the median and range of measured / predicted
+    (fit and whole run), the runs within 2x, and the sums of measured and predicted run time (hours)."""
     import pandas as pd
 
     runs = runs[runs["fit_ratio"].notna()]
