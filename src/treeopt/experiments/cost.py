@@ -23,7 +23,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     co2_tree                  n p d
     random_oblique_tree       R n p d           R random hyperplanes per node
     oc1_tree                  n p d (restarts)
-    nongreedy_tree            epochs n p d + co2_tree   (the CO2 tree it starts from, then SGD over all nodes)
+    nongreedy_tree            epochs n p d      SGD over all nodes, max_epochs of them (a priori: the stop rule
+                                                 may end sooner); the CO2 tree it starts from is not a term of
+                                                 its own (its share is in the calibrated coefficient)
     tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
                                                  (+ the optimal tree it starts from when init='optimal')
     optimal                   n B^d             STreeD over B binary tests (thresholds per feature x p, + CART's
@@ -40,7 +42,8 @@ plus the scoring of every forest size asked (for forests: T (n + n_val + n_test)
 Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
 family's term:
 streamed forests (CO2, OC1) ``mem`` x n p per worker (a tree being grown; trees are not kept), scikit-learn
-forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p,
+forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p, the optimal
+tree ``mem`` x n B (its binary tests),
 segmentation runs their window matrices (``treeopt.segmentation``).
 
 :func:`estimate_run` gives one run's estimate; :func:`estimate_plan` sums a plan by experiment. The SLURM
