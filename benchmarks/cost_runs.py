@@ -3,8 +3,12 @@
     python benchmarks/cost_runs.py calibrate [--only NAME ...]   # timed runs -> benchmarks/results/cost_calibration.jsonl
     python benchmarks/cost_runs.py fit                           # coefficients -> src/treeopt/experiments/cost_model.yaml
     python benchmarks/cost_runs.py check [--only NAME ...]       # paper-profile runs -> benchmarks/results/cost_model_check.jsonl
+    python benchmarks/cost_runs.py collect [DIR ...]             # fit times of the workflow's paper-profile run folders
+                                                                 # -> benchmarks/results/cost_model_check_runs.jsonl
     python benchmarks/cost_runs.py table                         # predicted vs measured -> benchmarks/results/cost_model_check.csv
-                                                                 # (plus fit times of earlier sessions' paper runs)
+                                                                 # and, per method, cost_model_check_summary.csv
+                                                                 # (plus fit times of earlier sessions' paper runs and
+                                                                 # of the collected run folders)
 
 Every run goes through ``benchmarks/run_memory.py`` (the workflow's own runner, one process per run) and records
 its process CPU seconds and peak resident memory. Calibration runs are small versions of the paper profile's runs
@@ -14,6 +18,15 @@ its process CPU seconds and peak resident memory. Calibration runs are small ver
 holds, written in the model file, and the check runs test them at size. The check runs are other runs: the
 paper profile's own run specifications (its data sets, sizes and grids) on the data sets this machine has, none
 of them used for calibration; ``table`` writes each with the model's prediction and the ratio.
+
+``collect`` reads run folders the workflow made for the paper profile (``params.yaml`` and ``metrics.json`` of each
+``seed*`` folder; nothing is rerun) and keeps what the check needs: the run's specification and its ``fit_seconds``
+(the wall time of the fit alone, one thread, on whatever load the machine had) and the run's wall time inside the
+runner (from its params.yaml to its log's last line: loading, fit, scoring, writing). ``table`` predicts each of
+them a priori, from the specification only (never from what the run did, e.g. the epochs a stop rule left out):
+the fit as the model's CPU seconds less ``start_seconds``, the run as its CPU seconds less the start's share spent
+before the runner (imports, measured on the calibration runs); it skips any run whose specification is one of the
+calibration runs'. The model predicts CPU seconds; these runs recorded wall seconds only, on a shared machine.
 """
 
 import argparse
@@ -25,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 HERE = Path(__file__).resolve().parent
@@ -33,6 +47,13 @@ RESULTS = HERE / "results"
 CALIBRATION = RESULTS / "cost_calibration.jsonl"
 CHECK = RESULTS / "cost_model_check.jsonl"
 CHECK_CSV = RESULTS / "cost_model_check.csv"
+CHECK_FOLDERS = RESULTS / "cost_model_check_runs.jsonl"
+CHECK_SUMMARY = RESULTS / "cost_model_check_summary.csv"
+# the paper-profile run folders collected by default (worktrees of this machine where the paper profile's
+# non-greedy Fig. 2 on Connect-4 and the beyond_optimal experiments ran, with n_jobs 1)
+RUN_ROOTS = ["/work/ng/results/runs/connect4/cart", "/work/ng/results/runs/connect4/co2_tree",
+             "/work/ng/results/runs/connect4/random_oblique_tree", "/work/ng/results/runs/connect4/nongreedy_tree",
+             "/work/optimal/results/runs/satimage", "/work/optimal/results/runs/connect4"]
 MODEL = ROOT / "src/treeopt/experiments/cost_model.yaml"
 
 # name: (dataset, method, params, fit_on, stages {param: [values]}, n_jobs)
@@ -65,6 +86,9 @@ CALIBRATION_RUNS = {
                                    "train", None, 1),
     "rgf_l2/rgf_synth_q64_reg/1000": ("rgf_synth_q64_reg", "rgf_l2", {"max_leaf_nodes": 1000, "l2": 0.1},
                                       "train", None, 1),
+    # the optimal tree (STreeD) on a set no check run uses, at a depth it proves well within the time limit
+    "optimal_axis/letter/3": ("letter", "optimal_axis", {"max_depth": 3, "n_thresholds": 5, "time_limit": 480},
+                              "train", None, 1),
     "adaboost/rgf_synth_q4_cls/100": ("rgf_synth_q4_cls", "adaboost", {"n_estimators": 100, "max_leaf_nodes": 8,
                                                                        "min_samples_leaf": 10}, "train", None, 1),
 }
@@ -203,6 +227,92 @@ def fit():
     MODEL.write_text(header + yaml.safe_dump({k: model[k] for k in model}, sort_keys=False, width=110))
 
 
+# what a run did, kept beside its fit time to explain a ratio (never used for the prediction)
+OBSERVED = ("depth", "sgd_epochs", "proven_optimal", "solver_seconds", "n_binary_features", "init_seconds")
+
+
+def collect(roots):
+    """The specification and fit time of every finished run under ``roots`` -> ``CHECK_FOLDERS`` (rewritten)."""
+    rows = []
+    for root in map(Path, roots):
+        for metrics_path in sorted(root.glob("**/seed*/metrics.json")):
+            folder = metrics_path.parent
+            spec = yaml.safe_load((folder / "params.yaml").read_text())
+            metrics = json.loads(metrics_path.read_text())
+            tree = metrics.get("tree") or {}
+            rows.append({"source": str(folder), "dataset": spec["dataset"], "method": spec["method"],
+                         "params": spec["params"], "fit_on": spec["fit_on"], "n_jobs": spec["n_jobs"],
+                         "stages": spec.get("stages"), "role": spec.get("role"), "experiment": spec.get("experiment"),
+                         "seed": spec["seed"], "n_fit": metrics["n_train"] + (metrics["n_val"] if spec["fit_on"] ==
+                                                                                "trainval" else 0),
+                         "fit_seconds": metrics["fit_seconds"],
+                         # the run's wall time inside the runner: params.yaml is its first file, log.txt's "done"
+                         # its last line (the process's imports before it are not in it)
+                         "run_seconds": round((folder / "log.txt").stat().st_mtime -
+                                              (folder / "params.yaml").stat().st_mtime, 3),
+                         "git_commit": metrics.get("git_commit"),
+                         "observed": {k: tree[k] for k in OBSERVED if k in tree},
+                         "finished": time.strftime("%Y-%m-%d %H:%M", time.gmtime(metrics_path.stat().st_mtime))})
+    with open(CHECK_FOLDERS, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    print(f"{len(rows)} runs from {len(roots)} folders -> {CHECK_FOLDERS}")
+
+
+def _same_run(params, other):
+    """Equal specifications (a calibration run's params against a run folder's)."""
+    return {k: v for k, v in params.items() if v is not None} == {k: v for k, v in other.items() if v is not None}
+
+
+def _calibration_twin(row):
+    for name, (dataset, method, params, fit_on, _stages, _n_jobs) in CALIBRATION_RUNS.items():
+        if (dataset, method, fit_on) == (row["dataset"], row["method"], row["fit_on"]) and \
+                _same_run(params, row["params"]):
+            return name
+    return None
+
+
+def folder_rows(model):
+    """Predicted against measured fit time of each collected run folder (``collect``), predictions a priori."""
+    from treeopt.experiments import cost
+
+    out, skipped = [], []
+    # the start's share spent before the runner begins (imports): process CPU minus the runner's CPU of the
+    # calibration runs (median), so a run's predicted CPU compares with what its folder's timestamps span
+    before_runner = float(np.median([r["process_cpu_seconds"] - r["cpu_seconds"] for r in _read(CALIBRATION)]))
+    for row in _read(CHECK_FOLDERS):
+        twin = _calibration_twin(row)
+        if twin:
+            skipped.append((row["source"], twin))
+            continue
+        threads = int(row["n_jobs"])
+        try:
+            est = cost.estimate_run(row["method"], row["params"], row["dataset"], fit_on=row["fit_on"],
+                                    stages=tuple((row.get("stages") or {}).items()), threads=threads, model=model,
+                                    processed_dir=ROOT / "data/processed")
+            busy = max(1, min(threads, est.parallel))
+            fit = max(est.cpu_seconds - model["start_seconds"], 1e-9) / busy
+            whole = (est.cpu_seconds - before_runner) / busy
+        except KeyError:  # a method the model does not cost (as plan --estimate counts it)
+            fit = whole = math.nan
+        params = row["params"]
+        out.append({"run": f"{row['method']}/{row['dataset']}/{params.get('max_depth', '')} ({row['role']}"
+                           f"{', ' + row['experiment'] if row.get('experiment') else ''}, seed {row['seed']})",
+                    "dataset": row["dataset"], "method": row["method"], "role": row["role"],
+                    "max_depth": params.get("max_depth"), "n_fit": row["n_fit"], "threads": threads,
+                    "predicted_fit_wall_seconds": round(fit, 2) if fit == fit else None,
+                    "measured_fit_wall_seconds": round(row["fit_seconds"], 2),
+                    "fit_ratio": round(row["fit_seconds"] / fit, 3) if fit == fit else None,
+                    "predicted_run_wall_seconds": round(whole, 2) if whole == whole else None,
+                    "measured_run_wall_seconds": row["run_seconds"],
+                    "run_ratio": round(row["run_seconds"] / whole, 3) if whole == whole else None,
+                    "observed": json.dumps(row["observed"], sort_keys=True) if row["observed"] else "",
+                    "finished": row["finished"], "source": row["source"]})
+    for source, twin in skipped:
+        print(f"skipped (same specification as calibration run {twin}): {source}")
+    return out
+
+
 def table():
     sys.path.insert(0, str(ROOT / "src"))
     import pandas as pd
@@ -229,17 +339,52 @@ def table():
         out.append({"run": name, "dataset": dataset, "method": method, "threads": threads,
                     "predicted_fit_wall_seconds": round(fit, 1), "measured_fit_wall_seconds": f"{low}-{high}",
                     "cpu_ratio": f"{low / fit:.3f}-{high / fit:.3f}", "source": source})
-    table = pd.DataFrame(out)
+    folders = folder_rows(model)
+    table = pd.DataFrame(out + folders)
     table.to_csv(CHECK_CSV, index=False)
-    print(table.to_string(index=False))
+    print(table.iloc[:len(out)].dropna(axis=1, how="all").to_string(index=False))
     ours = table[table["measured_cpu_seconds"].notna()] if "measured_cpu_seconds" in table else table.iloc[:0]
     within = ((ours["cpu_ratio"].astype(float).between(0.5, 2)) & (ours["mem_ratio"].between(0.5, 2))).sum()
     print(f"{within} of {len(ours)} runs measured here within 2x in both CPU and memory")
+    if folders:
+        folders = pd.DataFrame(folders)
+        uncosted = folders[folders["fit_ratio"].isna()]
+        if len(uncosted):
+            print(f"not costed by the model: {len(uncosted)} runs of {sorted(set(uncosted['method']))}")
+        summary_table = summary(folders)
+        summary_table.to_csv(CHECK_SUMMARY, index=False)
+        print(summary_table.to_string(index=False))
+
+
+def summary(runs):
+    """Per method, data set and role, per method, and over all runs: the median and range of measured / predicted
+    (fit and whole run), the runs within 2x, and the sums of measured and predicted run time (hours)."""
+    import pandas as pd
+
+    runs = runs[runs["fit_ratio"].notna()]
+    runs = runs.assign(fit_within=runs["fit_ratio"].between(0.5, 2.0), run_within=runs["run_ratio"].between(0.5, 2.0))
+    aggregates = dict(runs=("fit_ratio", "size"), depths=("max_depth", lambda d: f"{min(d)}-{max(d)}"),
+                      fit_median=("fit_ratio", "median"), fit_min=("fit_ratio", "min"), fit_max=("fit_ratio", "max"),
+                      fit_within_2x=("fit_within", "sum"), run_median=("run_ratio", "median"),
+                      run_min=("run_ratio", "min"), run_max=("run_ratio", "max"), run_within_2x=("run_within", "sum"))
+    aggregates.update(predicted_run_hours=("predicted_run_wall_seconds", "sum"),
+                      measured_run_hours=("measured_run_wall_seconds", "sum"))
+    out = runs.groupby(["method", "dataset", "role"], sort=True).agg(**aggregates).reset_index()
+    by_method = runs.assign(dataset="", role="").groupby(["method", "dataset", "role"]).agg(**aggregates)
+    total = runs.assign(method="all", dataset="", role="").groupby(["method", "dataset", "role"]).agg(**aggregates)
+    out = pd.concat([out, by_method.reset_index().assign(depths=""), total.reset_index().assign(depths="")],
+                    ignore_index=True)
+    # the budget view: the sum of the runs' times against the sum of the predictions
+    out["total_run_ratio"] = out["measured_run_hours"] / out["predicted_run_hours"]
+    out[["predicted_run_hours", "measured_run_hours"]] /= 3600
+    return out.round({c: 2 for c in out.columns if c not in ("predicted_run_hours", "measured_run_hours")}).round(
+        {"predicted_run_hours": 3, "measured_run_hours": 3})
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("calibrate", "fit", "check", "table"))
+    parser.add_argument("command", choices=("calibrate", "fit", "check", "collect", "table"))
+    parser.add_argument("roots", nargs="*", help="collect: run folders to read (default: RUN_ROOTS)")
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
@@ -258,6 +403,8 @@ def main(argv=None):
             run_one(name, spec, path)
     elif args.command == "fit":
         fit()
+    elif args.command == "collect":
+        collect(args.roots or RUN_ROOTS)
     else:
         table()
     return 0

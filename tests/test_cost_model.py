@@ -103,3 +103,41 @@ def test_plan_estimate_prints_every_experiment_and_the_totals(capsys):
     total = re.search(r"^  total\s+(\d+)\s+([\d.]+)\s+([\d.]+)", out, re.M)
     assert total and int(total.group(1)) == len(plan.runs) + len(plan.finals)
     assert "on 2 cores:" in out and "on 64 cores:" in out
+
+
+def test_the_model_assumes_the_estimators_own_defaults():
+    import inspect
+
+    from treeopt.nongreedy import NonGreedyTreeClassifier
+    from treeopt.optimal import OptimalTreeClassifier
+
+    assert inspect.signature(NonGreedyTreeClassifier).parameters["max_epochs"].default == cost.NONGREEDY_MAX_EPOCHS
+    assert inspect.signature(OptimalTreeClassifier).parameters["time_limit"].default == cost.OPTIMAL_TIME_LIMIT
+    # a run is costed at its epoch budget: without max_epochs, at the estimator's default
+    shape = cost.Shape(1000, 250, 500, 20, 3)
+    default, _ = cost.work("nongreedy_tree", {"max_depth": 4}, shape, "train")
+    budget, _ = cost.work("nongreedy_tree", {"max_depth": 4, "max_epochs": cost.NONGREEDY_MAX_EPOCHS}, shape, "train")
+    assert default == budget
+
+
+def test_the_optimal_tree_costs_its_tests_to_the_depth_and_stops_at_the_time_limit():
+    shape = cost.Shape(1000, 250, 500, 20, 3)
+    tests = 20 * 5 + 3  # 5 quantile tests per feature + the splits of CART's depth-2 tree
+    assert cost.binary_tests({"n_thresholds": 5}, shape, 2) == tests
+    assert cost.work("optimal", {"max_depth": 2, "n_thresholds": 5}, shape, "train")[0] == 1000 * tests ** 2
+    # a feature with two values is one test, whatever n_thresholds
+    assert cost.binary_tests({"n_thresholds": 5}, cost.Shape(1000, 250, 500, 20, 3, max_distinct=2), 2) == 23
+    # Connect-4's one-hot features: one test each
+    assert cost.dataset_shape("connect4").max_distinct == 2
+    deep = cost.estimate_run("optimal_axis", {"max_depth": 6, "time_limit": 60}, "connect4", fit_on="trainval")
+    assert deep.cpu_seconds == pytest.approx(60 + cost.load_model()["start_seconds"])
+    shallow = cost.estimate_run("optimal_axis", {"max_depth": 2, "time_limit": 60}, "connect4", fit_on="trainval")
+    assert shallow.cpu_seconds < deep.cpu_seconds
+    # TAO started from the optimal tree pays for that tree first
+    params = {"max_depth": 3, "init_params": {"n_thresholds": 5, "time_limit": 60}}
+    from_cart = cost.estimate_run("tao_axis", params, "connect4", fit_on="trainval")
+    from_optimal = cost.estimate_run("tao_axis", {**params, "init": "optimal"}, "connect4", fit_on="trainval")
+    optimal = cost.estimate_run("optimal_axis", {"max_depth": 3, "n_thresholds": 5, "time_limit": 60}, "connect4",
+                                fit_on="trainval")
+    start = cost.load_model()["start_seconds"]
+    assert from_optimal.cpu_seconds == pytest.approx(from_cart.cpu_seconds + optimal.cpu_seconds - start)

@@ -23,8 +23,14 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     co2_tree                  n p d
     random_oblique_tree       R n p d           R random hyperplanes per node
     oc1_tree                  n p d (restarts)
-    nongreedy_tree            epochs n p d + co2_tree   (the CO2 tree it starts from, then SGD over all nodes)
+    nongreedy_tree            epochs n p d      SGD over all nodes, max_epochs of them (a priori: the stop rule
+                                                 may end sooner); the CO2 tree it starts from is not a term of
+                                                 its own (its share is in the calibrated coefficient)
     tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
+                                                 (+ the optimal tree it starts from when init='optimal')
+    optimal                   n B^d             STreeD over B binary tests (thresholds per feature x p, + CART's
+                                                 splits): depth-2 subtrees from pair counts (n B^2), each level
+                                                 above branches on every test; its CPU is capped at time_limit
     gbdt, adaboost            T n p log2(leaves)
     rgf                       leaves n          a split search per added leaf over binned features, plus
                                                  the corrections (results/paper/rgf_fig16_time.csv: 10,000
@@ -36,7 +42,8 @@ plus the scoring of every forest size asked (for forests: T (n + n_val + n_test)
 Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
 family's term:
 streamed forests (CO2, OC1) ``mem`` x n p per worker (a tree being grown; trees are not kept), scikit-learn
-forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p,
+forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boosting ``mem`` x n p, the optimal
+tree ``mem`` x n B (its binary tests),
 segmentation runs their window matrices (``treeopt.segmentation``).
 
 :func:`estimate_run` gives one run's estimate; :func:`estimate_plan` sums a plan by experiment. The SLURM
@@ -45,6 +52,7 @@ resources of every job come from the same numbers (:mod:`treeopt.experiments.res
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -62,17 +70,24 @@ SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
 # calibration runs (SatImage p = 36, Letter 16, Connect-4 126), whose CPU per tree x row x level grows far less than
 # p: 3.5, 2.3 and 5.1 microseconds.
 CO2_FIXED_FEATURES = 160
+# NonGreedyTreeClassifier's max_epochs when a run does not set it (a test keeps the two equal): a run is costed at
+# its epoch budget, not at the epochs its stop rule may leave out (that is known only after the run)
+NONGREEDY_MAX_EPOCHS = 100
+# OptimalTreeClassifier's time_limit when a run does not set it (a test keeps the two equal)
+OPTIMAL_TIME_LIMIT = 600.0
 
 
 @dataclass(frozen=True)
 class Shape:
-    """Rows of the prepared split's parts, features and classes (0 for regression)."""
+    """Rows of the prepared split's parts, features and classes (0 for regression); ``max_distinct``: the most
+    distinct values a feature takes, when the model's table records it (0: many; e.g. 2 for one-hot features)."""
 
     n_train: int
     n_val: int
     n_test: int
     p: int
     k: int = 0
+    max_distinct: int = 0
 
     def n_fit(self, fit_on):
         return self.n_train + (self.n_val if fit_on == "trainval" else 0)
@@ -112,7 +127,8 @@ def dataset_shape(name, model=None, processed_dir=None):
         if path.is_file():
             shape = _shape_of_split(path)
             if shape is not None:
-                return shape
+                entry = ((model or load_model()).get("datasets") or {}).get(name) or {}
+                return dataclasses.replace(shape, max_distinct=int(entry.get("max_distinct", 0)))
     entry = ((model or load_model()).get("datasets") or {}).get(name)
     if entry is None:
         raise UnknownShape(f"the cost model has no shape for data set {name!r}; add it under datasets: in "
@@ -188,11 +204,13 @@ def work(family, params, shape, fit_on, stages=()):
     if family == "oc1_tree":
         return _number(params.get("n_restarts"), 20) * n * p * d, n * p
     if family == "nongreedy_tree":
-        epochs = _number(params.get("max_epochs"), 50)
+        epochs = _number(params.get("max_epochs"), NONGREEDY_MAX_EPOCHS)
         return epochs * n * p * d, n * p
     if family == "tao":
         path = 1 + len(params.get("warm_start_C") or [])
         return path * n * p * _levels({"max_depth": _number(params.get("max_depth"), 8)}, n), n * p
+    if family == "optimal":
+        return n * binary_tests(params, shape, d) ** max(d, 1), n * binary_tests(params, shape, d)
     if family in ("gbdt", "adaboost"):
         T = _size(params, stages, "n_estimators", 100)
         leaves = _number(params.get("max_leaf_nodes"), 8)
@@ -212,6 +230,16 @@ def work(family, params, shape, fit_on, stages=()):
     raise ValueError(f"unknown cost family {family!r}")
 
 
+def binary_tests(params, shape, depth):
+    """The candidate tests STreeD searches (``treeopt.optimal.binarize``): ``n_thresholds`` quantile tests per
+    feature (one fewer than its distinct values when it has few) and, by default, the splits of CART's tree."""
+    per_feature = _number(params.get("n_thresholds"), 5)
+    if shape.max_distinct:
+        per_feature = min(per_feature, shape.max_distinct - 1)
+    cart = 2 ** int(math.ceil(depth)) - 1 if params.get("cart_thresholds", True) else 0
+    return max(1, shape.p * per_feature + cart)
+
+
 def _method_entry(model, method):
     entry = dict((model.get("methods") or {}).get(method) or {})
     if "family" not in entry:
@@ -229,7 +257,14 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages)
-    cpu = float(entry["cpu"]) * units + float(model.get("start_seconds", 0.0))
+    fit_cpu = float(entry["cpu"]) * units
+    if family == "optimal":  # the solver stops at time_limit (wall seconds; CPU on an idle core)
+        fit_cpu = min(fit_cpu, _number(params.get("time_limit"), OPTIMAL_TIME_LIMIT))
+    if family == "tao" and params.get("init") == "optimal":  # TAO solves its initial tree first
+        init = {**(params.get("init_params") or {}), "max_depth": _number(params.get("max_depth"), 8)}
+        fit_cpu += estimate_run("optimal_axis", init, dataset, fit_on=fit_on, model=model,
+                                processed_dir=processed_dir).cpu_seconds - float(model.get("start_seconds", 0.0))
+    cpu = fit_cpu + float(model.get("start_seconds", 0.0))
     parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
     workers = parallel if family in ("co2_forest", "oc1_forest", "segmentation") else 1
     # the split's float64 parts (a refit joins training and validation rows without a copy); segmentation sets are
