@@ -43,7 +43,7 @@ def test_a_new_split_changes_the_training_error_by_its_care_points_loss(seed, ob
     rng = np.random.default_rng(seed)
     classes = np.unique(y)
     yi = np.searchsorted(classes, y)
-    tree, label = _initial_tree(None, X, y, classes, node_type="oblique", max_depth=depth, random_state=0)
+    tree, label, _ = _initial_tree(None, X, y, classes, node_type="oblique", max_depth=depth, random_state=0)
     work = _WorkTree(tree, label)
     node = int(rng.choice(np.flatnonzero(tree.left >= 0)))
     rows = np.flatnonzero(tree.decision_path(X)[:, node].toarray().ravel()).astype(np.int64)

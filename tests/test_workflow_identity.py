@@ -221,7 +221,7 @@ def test_an_earlier_folder_that_is_not_the_planned_run_is_left_alone_and_named(t
     jobs = dry_run_jobs(dry.stdout + dry.stderr)
     # C = 0.1 is still the same candidate (renamed, kept); C = 10, the new choice and its final run are made
     assert sorted(j["rule"] for j in jobs if j["rule"] != "table") == ["all", "candidate_run", "final_run",
-                                                                       "select"]
+                                                                       "scorecard", "select"]
 
 
 # ---- values checked before any job ----------------------------------------------------------------------
