@@ -83,6 +83,16 @@ def test_slurm_resources_are_the_estimate_times_the_safety_factors():
     assert resources.run_runtime("paper", unknown) == resources.FALLBACK_MINUTES
 
 
+def test_a_retry_asks_for_more_time_than_the_attempt_it_follows():
+    """A job killed at its time limit is retried (profile: retries 1); the same limit would kill it again."""
+    small = RunSpec("digits", "tao_oblique", _items({"C": 1, "max_depth": 6}), 0)  # at the 10-minute floor
+    unknown = RunSpec("no_such_set", "cart", _items({"max_depth": 3}), 0)
+    for spec in (small, unknown):
+        first, second, third = (resources.run_runtime("default", spec, 1, attempt) for attempt in (1, 2, 3))
+        assert first == resources.run_runtime("default", spec, 1)
+        assert first < second < third and second >= 2 * first
+
+
 def test_a_final_run_with_a_selection_is_costed_at_its_dearest_candidate():
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     final = next(f for f in plan.finals.values() if f.method == "co2_forest" and f.dataset == "letter"

@@ -70,7 +70,7 @@ def subset_targets(plan):
     runs = {
         "greedy tree": candidate("wine", "cart", max_depth=2, min_samples_leaf=5),
         # waits for the selection among the CO2 trees of the same depth (its init_params are inherited)
-        "non-greedy tree": candidate("wine", "nongreedy_tree", max_depth=2, nu=1),
+        "non-greedy tree": candidate("wine", "nongreedy_tree", max_depth=2, nu=1, stable=False),
         # waits for the random forest's selection of max_features
         "oblique forest": candidate("wine", "co2_forest", nu=1),
         "RGF": final("rgf_synth_q4_cls", "rgf_min_clf", "rgf_synthetic_classification"),

@@ -36,7 +36,7 @@ rule candidate_run:
     threads: PLAN.n_jobs
     resources:
         mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, run_of(wc), threads),
-        runtime=lambda wc, threads: run_runtime(PLAN.profile, run_of(wc), threads),
+        runtime=lambda wc, threads, attempt: run_runtime(PLAN.profile, run_of(wc), threads, attempt),
     params:
         hyper=lambda wc, output: plain_params(PLAN.lookup("run", output.run).params),
         inherit=lambda wc, output: dict(PLAN.lookup("run", output.run).inherit),
@@ -75,7 +75,7 @@ rule final_run:
     threads: PLAN.n_jobs
     resources:
         mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, final_of(wc), threads),
-        runtime=lambda wc, threads: run_runtime(PLAN.profile, final_of(wc), threads),
+        runtime=lambda wc, threads, attempt: run_runtime(PLAN.profile, final_of(wc), threads, attempt),
     params:
         point=lambda wc: dict(final_of(wc).point),
         refit=lambda wc: final_of(wc).refit,

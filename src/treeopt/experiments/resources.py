@@ -7,7 +7,13 @@ numbers ``python -m treeopt.experiments plan --estimate`` prints), times a safet
 1.5x), and never less than a floor (``min_minutes``, ``min_mb``):
 
 * ``mem_mb`` = max(min_mb, memory factor x predicted peak resident memory);
-* ``runtime`` = max(min_minutes, time factor x predicted CPU seconds / the threads the run keeps busy / 60).
+* ``runtime`` = max(min_minutes, time factor x predicted CPU seconds / the threads the run keeps busy / 60),
+  times ``RETRY_TIME_FACTOR`` for each retry (Snakemake's ``attempt``; the SLURM profile retries once).
+
+A run killed at its time limit (SLURM state TIMEOUT) ran more than 3x the model's CPU time, or over the floor:
+on a loaded or slower node (seen on the local one-node cluster sharing 2 cores at load 10: a TAO run costed at
+5 s was cancelled after its 10-minute floor, issue #28). Asking the same time again would fail the same way, so
+a retry asks for 4x the time of the attempt before.
 
 A run the model cannot cost (a data set added to the config but not to the model's shape table, a method
 without a model entry) asks for the old flat numbers: 8 GB and 24 hours. Data preparation parses raw files in
@@ -21,6 +27,7 @@ from .cost import estimate_spec, load_model
 
 FALLBACK_MB = 8000
 FALLBACK_MINUTES = 1440
+RETRY_TIME_FACTOR = 4
 
 
 def _estimate(profile, spec, threads):
@@ -39,13 +46,14 @@ def run_mem_mb(profile, spec, threads=1):
     return int(max(safety["min_mb"], math.ceil(est.peak_mb * safety["memory"])))
 
 
-def run_runtime(profile, spec, threads=1):
-    """Wall time (minutes) for a run with ``threads`` threads."""
+def run_runtime(profile, spec, threads=1, attempt=1):
+    """Wall time (minutes) for a run with ``threads`` threads; ``attempt`` 2, 3, ... (retries) ask for more."""
+    retry = RETRY_TIME_FACTOR ** (max(1, int(attempt)) - 1)
     est = _estimate(profile, spec, threads)
     if est is None:
-        return FALLBACK_MINUTES
+        return FALLBACK_MINUTES * retry
     safety = load_model()["safety"]
-    return int(max(safety["min_minutes"], math.ceil(est.wall_seconds(threads) * safety["cpu"] / 60)))
+    return int(max(safety["min_minutes"], math.ceil(est.wall_seconds(threads) * safety["cpu"] / 60))) * retry
 
 
 def prepare_mem_mb(task):
