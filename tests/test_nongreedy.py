@@ -451,6 +451,24 @@ def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
         assert rate[e] == _replay_rate(bound[:e], 5.0, 2), e
 
 
+def test_warmup_ramps_the_rate_and_then_follows_co2s_rule():
+    """With ``warmup_epochs=k`` epoch e <= k runs with eta * e / (k + 1) of the rule's eta; the rule itself still
+    sees every epoch's bound; ``warmup_epochs=0`` is the plain rule, bit for bit."""
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    params = dict(max_depth=3, nu=4.0, learning_rate=5.0, max_epochs=12, batch_size=20, init="axis", random_state=0)
+    clf = NonGreedyTreeClassifier(warmup_epochs=4, **params).fit(X, y)
+    from test_co2_stump import _replay_rate
+
+    bound, rate = clf.history_["surrogate"], clf.history_["learning_rate"]
+    assert rate[1] == 5.0 / 5 and rate[2] == 5.0 * 2 / 5
+    for e in range(1, len(bound)):
+        assert rate[e] == _replay_rate(bound[:e], 5.0, 2) * min(1.0, e / 5), e
+    plain = NonGreedyTreeClassifier(**params).fit(X, y)
+    assert np.array_equal(NonGreedyTreeClassifier(warmup_epochs=0, **params).fit(X, y).W_, plain.W_)
+    assert not np.array_equal(clf.W_, plain.W_)
+
+
 def test_stable_sgd_reassigns_when_the_bound_stops_improving():
     """SSGD refreshes a(x) exactly after the epochs whose bound eq. (14) fell by less than ``stable_tol`` from the
     epoch's reference (or after ``stable_max_epochs``), and a refresh never raises the bound."""

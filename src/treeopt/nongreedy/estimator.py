@@ -119,6 +119,7 @@ class _NonGreedyTree(BaseEstimator):
         "max_depth": [Interval(Integral, 1, 24, closed="both"), None],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
         "inference": [StrOptions({"fast", "exact"})],
         "stable": ["boolean"],
         "max_epochs": [Interval(Integral, 0, None, closed="left")],
@@ -135,13 +136,14 @@ class _NonGreedyTree(BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, inference="fast", stable=False, max_epochs=100,
-                 batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
+    def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, warmup_epochs=0, inference="fast", stable=False,
+                 max_epochs=100, batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
                  stable_max_epochs=10, bound_samples=10000, init="co2", init_params=None, verbose=0,
                  random_state=None):
         self.max_depth = max_depth
         self.nu = nu
         self.learning_rate = learning_rate
+        self.warmup_epochs = warmup_epochs
         self.inference = inference
         self.stable = stable
         self.max_epochs = max_epochs
@@ -242,7 +244,7 @@ class _NonGreedyTree(BaseEstimator):
         history = {k: [] for k in ("epoch", "surrogate", "train_loss", "train_error", "active_leaves",
                                    "learning_rate", "seconds", "reassigned", "surrogate_reassigned")}
 
-        def record(epoch, seconds, reassigned):
+        def record(epoch, seconds, reassigned, eta):
             values, losses, leaves = _sgd.evaluate(data, tree, bound, assign, tracked)
             err = self._train_error(leaves, tree.Theta, data.yi[tracked], data.Y[tracked])
             row = (epoch, float(values.mean()), float(losses.mean()), err, int(np.unique(leaves).size), eta,
@@ -252,7 +254,7 @@ class _NonGreedyTree(BaseEstimator):
             return float(values.mean())
 
         eta = float(self.learning_rate)
-        current = record(0, 0.0, False)
+        current = record(0, 0.0, False, eta)
         best, since_best, n_rises, round_len = current, 0, 0, 0
         patience = self.n_iter_no_change if self.n_iter_no_change is not None else np.inf
         bar = None
@@ -262,11 +264,12 @@ class _NonGreedyTree(BaseEstimator):
         sgd_seconds = eval_seconds = 0.0
         for epoch in range(1, self.max_epochs + 1):
             t0 = time.perf_counter()
+            # warm-up: epoch e <= warmup_epochs runs with eta * e / (warmup_epochs + 1) (the rule's eta is kept)
+            eta_used = eta * min(1.0, epoch / (self.warmup_epochs + 1))
             run_epoch(state, data, tree, assign, loss=kind, fast=bound.fast, stable=bound.stable, nu=self.nu,
-                      eta=eta, momentum=self.momentum, batch_size=self.batch_size)
+                      eta=eta_used, momentum=self.momentum, batch_size=self.batch_size)
             t1 = time.perf_counter()
-            previous, current = current, record(epoch, 0.0, False)
-            eta_used = eta
+            previous, current = current, record(epoch, 0.0, False, eta_used)
             eta, n_rises = next_learning_rate(eta, n_rises, previous, current, OSCILLATION_PATIENCE)
             if bound.stable:  # SSGD: a round ends when the bound stops improving; then a(x) = f(sgn(Wx))
                 round_len += 1
@@ -337,6 +340,9 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
     learning_rate : float, default=0.01
         Initial SGD step ``eta`` (Alg. 1), applied to mini-batch averaged gradients; halved after two
         consecutive epochs in which the tracked bound rose (CO2's rule).
+    warmup_epochs : int, default=0
+        Learning-rate warm-up: epoch ``e <= warmup_epochs`` runs with ``eta * e / (warmup_epochs + 1)`` (the rule's
+        ``eta``; its halvings still apply). 0: none.
     inference : {"fast", "exact"}, default="fast"
         Loss-augmented inference: "exact" maximises over all codes, eq. (10)-(12), O(2^d p) per sample;
         "fast" over the Hamming ball of radius 1, eq. (13), O(d^2 p).
@@ -427,11 +433,12 @@ class NonGreedyTreeRegressor(RegressorMixin, _NonGreedyTree):
     _parameter_constraints = {**_NonGreedyTree._parameter_constraints,
                               "init": [StrOptions({"axis"}), HasMethods("fit"), Tree, HasMethods("apply")]}
 
-    def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, inference="fast", stable=False, max_epochs=100,
-                 batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
+    def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, warmup_epochs=0, inference="fast", stable=False,
+                 max_epochs=100, batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
                  stable_max_epochs=10, bound_samples=10000, init="axis", init_params=None, verbose=0,
                  random_state=None):
-        super().__init__(max_depth=max_depth, nu=nu, learning_rate=learning_rate, inference=inference,
+        super().__init__(max_depth=max_depth, nu=nu, learning_rate=learning_rate, warmup_epochs=warmup_epochs,
+                         inference=inference,
                          stable=stable, max_epochs=max_epochs, batch_size=batch_size, momentum=momentum, tol=tol,
                          n_iter_no_change=n_iter_no_change, stable_tol=stable_tol,
                          stable_max_epochs=stable_max_epochs, bound_samples=bound_samples, init=init,
