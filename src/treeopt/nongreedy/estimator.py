@@ -438,8 +438,8 @@ class NonGreedyTreeRegressor(RegressorMixin, _NonGreedyTree):
                  stable_max_epochs=10, bound_samples=10000, init="axis", init_params=None, verbose=0,
                  random_state=None):
         super().__init__(max_depth=max_depth, nu=nu, learning_rate=learning_rate, warmup_epochs=warmup_epochs,
-                         inference=inference,
-                         stable=stable, max_epochs=max_epochs, batch_size=batch_size, momentum=momentum, tol=tol,
+                         inference=inference, stable=stable, max_epochs=max_epochs, batch_size=batch_size,
+                         momentum=momentum, tol=tol,
                          n_iter_no_change=n_iter_no_change, stable_tol=stable_tol,
                          stable_max_epochs=stable_max_epochs, bound_samples=bound_samples, init=init,
                          init_params=init_params, verbose=verbose, random_state=random_state)
