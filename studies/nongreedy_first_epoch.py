@@ -10,7 +10,9 @@ The test set is never read. Variants (``;``-separated, ``key=value`` pairs joine
 
 - ``eta``: learning rate; ``nu``: norm bound;
 - ``warmup``: ``warmup_epochs`` (epoch e <= k runs with eta * e / (k + 1));
-- ``sphere=1``: the start's rows scaled onto the nu sphere (the pre-#24 start: same partition, larger margins).
+- ``sphere=1``: the start's rows scaled onto the nu sphere (the pre-#24 start: same partition, larger margins);
+- ``scale``: the estimator's ``init_scale`` (every start row times this factor: same partition, margins times
+  ``scale``).
 
     python studies/nongreedy_first_epoch.py --depth 14 --fit-on trainval \\
         --variants "eta=0.3;eta=0.3,warmup=5;eta=0.1" --out studies/results/nongreedy_first_epoch.jsonl
@@ -60,7 +62,7 @@ def on_sphere(tree, nu):
 
 
 def parse_variant(text):
-    out = {"eta": 0.3, "nu": 10.0, "warmup": 0, "sphere": 0}
+    out = {"eta": 0.3, "nu": 10.0, "warmup": 0, "sphere": 0, "scale": 1.0}
     for item in filter(None, text.split(",")):
         key, value = item.split("=")
         out[key] = type(out[key])(float(value)) if key in ("warmup", "sphere") else float(value)
@@ -94,7 +96,7 @@ def main():
         init = on_sphere(co2.tree_, v["nu"]) if v["sphere"] else co2
         clf = NonGreedyTreeClassifier(max_depth=a.depth, nu=v["nu"], learning_rate=v["eta"],
                                       warmup_epochs=v["warmup"], max_epochs=a.epochs, n_iter_no_change=10, tol=1e-3,
-                                      init=init, random_state=a.seed)
+                                      init=init, init_scale=v["scale"], random_state=a.seed)
         train_curve, val_curve = [], []
 
         def monitor(epoch, tree):

@@ -435,6 +435,31 @@ def test_start_keeps_rows_inside_the_ball_and_projects_the_others():
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("scale", [0.125, 0.5])
+def test_init_scale_shrinks_the_margins_and_keeps_the_partition(scale):
+    """``init_scale`` multiplies every start row (padded ones too) before the projection: the same points reach
+    the same leaves, the start predicts as before, every margin is ``scale`` times the unscaled start's (a power
+    of two: exactly, so the points lying on a padded node's median split stay on their side)."""
+    from treeopt.greedy import AxisAlignedTreeClassifier
+    from treeopt.nongreedy import _init
+
+    X, y = load_iris(return_X_y=True)
+    axis = AxisAlignedTreeClassifier(max_depth=2, random_state=0).fit(X, y)  # a shallow leaf: padded rows
+    W1, b1, T1, padded = _init.start(axis.tree_, 4, X, _sgd.LOG_LOSS, y, np.zeros((150, 1)), 3, nu=100.0)
+    Ws, bs, Ts, _ = _init.start(axis.tree_, 4, X, _sgd.LOG_LOSS, y, np.zeros((150, 1)), 3, nu=100.0, scale=scale)
+    assert padded.any() and W1[padded].any()
+    np.testing.assert_array_equal(X @ Ws.T - bs, scale * (X @ W1.T - b1))
+    np.testing.assert_array_equal(_sgd.route_all(X, Ws, bs), _sgd.route_all(X, W1, b1))
+    np.testing.assert_array_equal(Ts, T1)
+    # the estimator passes it on: a fit of no epochs is the scaled start
+    ng = NonGreedyTreeClassifier(max_depth=4, nu=100.0, max_epochs=0, init=axis, init_scale=scale,
+                                 random_state=0).fit(X, y)
+    np.testing.assert_allclose(ng.W_, Ws, atol=1e-12)
+    np.testing.assert_array_equal(ng.predict(X), axis.predict(X))
+    with pytest.raises(ValueError, match="init_scale"):
+        NonGreedyTreeClassifier(init_scale=0.0).fit(X, y)
+
+
 def test_learning_rate_follows_co2s_rule_on_the_tracked_bound():
     """A rate far too large makes the tracked bound oscillate; the rate of every epoch is CO2's rule replayed on
     the recorded bound (one parameter state per epoch)."""

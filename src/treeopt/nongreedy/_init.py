@@ -25,6 +25,16 @@ node by node from the root, in heap order:
   (pure, or too few points), so no label-driven split exists there; what the subtree needs is points in
   every leaf.
 - **truncation**: an initial tree deeper than ``d`` is cut at depth ``d`` (its deeper splits are dropped).
+- **scale** (``init_scale`` of the estimators, default 1): every row, padded ones included, is multiplied by
+  ``init_scale > 0`` before the projection. The partition and the start's predictions stay the same; only the
+  margins ``w_i . x - b_i`` shrink (or grow). A power of two scales every margin exactly; another factor can
+  move a point lying exactly on a split (a padded node's median, an axis threshold) by rounding. Why it is a choice: how far SGD moves the start depends on how
+  many points lie within the bound's unit margin of a split, i.e. on the rows' scale, and a CO2 start
+  chosen for its own accuracy can come at any scale: on Connect-4 at depth 18 validation picked a CO2 tree of
+  ``nu = 4`` (rows of squared norm up to 4 instead of 0.1 at every other depth), and started from it as it is
+  the non-greedy tree hardly moved (training accuracy 87.96 -> 87.00%, validation below CO2's); the same
+  partition with rows times 0.16 (squared norm about 0.1) moved and reached 77.23 / 77.10% validation
+  (seeds 0 / 1) against 75.75 / 75.81% unscaled (``studies/results/nongreedy_start_scale.jsonl``).
 
 Leaf parameters theta_j are the add-one-smoothed class log-frequencies of the training points routed to
 leaf j by the initial tree (the log loss eq. (2) minimiser up to the smoothing, as CO2 initialises its
@@ -138,15 +148,19 @@ def initial_theta(X, W, b, kind, y_int, Y, n_out):
     return np.ascontiguousarray(theta[m:])
 
 
-def start(init_tree, depth, X, kind, y_int, Y, n_out, nu):
+def start(init_tree, depth, X, kind, y_int, Y, n_out, nu, scale=1.0):
     """``(W, b, Theta, padded)``: the start of Alg. 1 line 1 from ``init_tree`` (module doc).
 
     Theta is computed while the padded rows are still zero (all of an initial leaf's points reach one leaf of
     the complete tree, and the other leaves below it inherit that theta), so the start predicts exactly as
-    ``init_tree`` (cut at ``depth``); then the padded nodes get their splits and every row is projected."""
+    ``init_tree`` (cut at ``depth``); then the padded nodes get their splits and every row is multiplied by
+    ``scale`` and projected."""
     W, b, padded = heap_from_tree(init_tree, depth, X.shape[1])
     Theta = initial_theta(X, W, b, kind, y_int, Y, n_out)
     if padded.any():
         padding_splits(X, W, b, padded)
+    if scale != 1.0:
+        W *= scale
+        b *= scale
     project_rows(W, b, nu)
     return W, b, Theta, padded

@@ -17,7 +17,8 @@ Choices the paper leaves open, fixed here:
   estimator with ``tree_``, a scikit-learn tree, or a :class:`treeopt.trees.Tree` is used as given; an
   unfitted estimator is cloned and fitted first. The start keeps the initial tree's rows (partition and
   margins) where ``||[w_i, b_i]||^2 <= nu`` and projects the others onto the sphere; padded nodes get a
-  balanced start split; it predicts exactly as the initial tree (``_init``).
+  balanced start split; it predicts exactly as the initial tree (``_init``). ``init_scale`` multiplies every
+  start row first (same partition, smaller margins), a choice made on validation (``_init``: why).
 - Gradients are averaged over the mini-batch; momentum 0.9, batch 100 (as the CO2 implementation).
 - The tracked bound: after every epoch the surrogate (eq. (13) or (7); SSGD: eq. (14) at the assignments
   in force) is evaluated at that one parameter state, averaged over ``bound_samples`` training points (a
@@ -132,14 +133,15 @@ class _NonGreedyTree(BaseEstimator):
         "bound_samples": [Interval(Integral, 1, None, closed="left"), None],
         "init": [StrOptions({"co2", "axis"}), HasMethods("fit"), Tree, HasMethods("apply")],
         "init_params": [dict, None],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
     def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, warmup_epochs=0, inference="fast", stable=False,
                  max_epochs=100, batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
-                 stable_max_epochs=10, bound_samples=10000, init="co2", init_params=None, verbose=0,
-                 random_state=None):
+                 stable_max_epochs=10, bound_samples=10000, init="co2", init_params=None, init_scale=1.0,
+                 verbose=0, random_state=None):
         self.max_depth = max_depth
         self.nu = nu
         self.learning_rate = learning_rate
@@ -156,6 +158,7 @@ class _NonGreedyTree(BaseEstimator):
         self.bound_samples = bound_samples
         self.init = init
         self.init_params = init_params
+        self.init_scale = init_scale
         self.verbose = verbose
         self.random_state = random_state
 
@@ -206,7 +209,8 @@ class _NonGreedyTree(BaseEstimator):
             raise ValueError(f"init tree has {init_tree.n_features} features, X has {X.shape[1]}")
         depth = int(self.max_depth) if self.max_depth is not None else init_tree.max_depth
         depth = max(depth, 1)
-        W, b, Theta, padded = _init.start(init_tree, depth, X, kind, y_int, Y, n_out, self.nu)
+        W, b, Theta, padded = _init.start(init_tree, depth, X, kind, y_int, Y, n_out, self.nu,
+                                          float(self.init_scale))
         self.init_seconds_ = time.perf_counter() - start
         log.info("non-greedy init: %s tree of depth %d -> complete depth %d (%d split rows, %d padded, %d of them "
                  "zero), %.2f s", type(self.init).__name__ if not isinstance(self.init, str) else self.init,
@@ -369,6 +373,12 @@ class NonGreedyTreeClassifier(TreeClassifierMixin, ClassifierMixin, _NonGreedyTr
         chosen on validation at the same depth (``init_params.nu`` in config ``inherit:``). With an integer
         ``random_state`` the string inits are fitted with that same seed, so the start is the very tree of
         the CO2 (or axis-aligned) baseline run with that seed.
+    init_scale : float, default=1
+        Every start row ``[w_i, b_i]`` is multiplied by this factor (> 0) before the projection onto the ``nu``
+        ball: same partition and start predictions, margins times ``init_scale`` (exactly for a power of two,
+        which keeps points lying on a split on their side). How far SGD moves the start
+        depends on its rows' scale (a start of large rows gives a tight bound and few gradients); the paper
+        profile chooses it on validation (``_init`` module doc).
     verbose : int, default=0
         > 0 shows a tqdm progress bar over epochs (per-epoch progress always goes to the
         ``treeopt.nongreedy`` logger at INFO level).
@@ -435,14 +445,15 @@ class NonGreedyTreeRegressor(RegressorMixin, _NonGreedyTree):
 
     def __init__(self, max_depth=6, nu=10.0, learning_rate=0.01, warmup_epochs=0, inference="fast", stable=False,
                  max_epochs=100, batch_size=100, momentum=0.9, tol=1e-4, n_iter_no_change=None, stable_tol=1e-3,
-                 stable_max_epochs=10, bound_samples=10000, init="axis", init_params=None, verbose=0,
-                 random_state=None):
+                 stable_max_epochs=10, bound_samples=10000, init="axis", init_params=None, init_scale=1.0,
+                 verbose=0, random_state=None):
         super().__init__(max_depth=max_depth, nu=nu, learning_rate=learning_rate, warmup_epochs=warmup_epochs,
                          inference=inference, stable=stable, max_epochs=max_epochs, batch_size=batch_size,
                          momentum=momentum, tol=tol,
                          n_iter_no_change=n_iter_no_change, stable_tol=stable_tol,
                          stable_max_epochs=stable_max_epochs, bound_samples=bound_samples, init=init,
-                         init_params=init_params, verbose=verbose, random_state=random_state)
+                         init_params=init_params, init_scale=init_scale, verbose=verbose,
+                         random_state=random_state)
 
     def _default_init(self, name, seed):
         from sklearn.tree import DecisionTreeRegressor
