@@ -28,13 +28,14 @@ node by node from the root, in heap order:
 - **scale** (``init_scale`` of the estimators, default 1): every row, padded ones included, is multiplied by
   ``init_scale > 0`` before the projection. The partition and the start's predictions stay the same; only the
   margins ``w_i . x - b_i`` shrink (or grow). A power of two scales every margin exactly; another factor can
-  move a point lying exactly on a split (a padded node's median, an axis threshold) by rounding. Why it is a choice: how far SGD moves the start depends on how
-  many points lie within the bound's unit margin of a split, i.e. on the rows' scale, and a CO2 start
-  chosen for its own accuracy can come at any scale: on Connect-4 at depth 18 validation picked a CO2 tree of
-  ``nu = 4`` (rows of squared norm up to 4 instead of 0.1 at every other depth), and started from it as it is
-  the non-greedy tree hardly moved (training accuracy 87.96 -> 87.00%, validation below CO2's); the same
-  partition with rows times 0.16 (squared norm about 0.1) moved and reached 77.23 / 77.10% validation
-  (seeds 0 / 1) against 75.75 / 75.81% unscaled (``studies/results/nongreedy_start_scale.jsonl``).
+  move a point lying exactly on a split (a padded node's median, an axis threshold) by rounding. Why it is a
+  choice: how far SGD moves the start depends on how many points lie within the bound's unit margin of a
+  split, i.e. on the rows' scale, and a CO2 start chosen for its own accuracy can come at any scale. On
+  Connect-4 at depth 18 validation picked a CO2 tree of ``nu = 4`` (rows of squared norm up to 4, against 0.1
+  at every other depth); started from it as it is, the non-greedy tree hardly moved (training accuracy 87.96
+  -> 87.00%, validation below CO2's), while the same partition with rows times 0.125 moved and reached
+  76.55% validation on seeds 0 and 1, against 75.75 / 75.81% unscaled and 76.00 / 75.87% for the CO2 tree
+  (docs/nongreedy.md, ``studies/results/nongreedy_start_scale.jsonl``).
 
 Leaf parameters theta_j are the add-one-smoothed class log-frequencies of the training points routed to
 leaf j by the initial tree (the log loss eq. (2) minimiser up to the smoothing, as CO2 initialises its
