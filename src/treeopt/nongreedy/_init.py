@@ -160,8 +160,7 @@ def start(init_tree, depth, X, kind, y_int, Y, n_out, nu, scale=1.0):
     Theta = initial_theta(X, W, b, kind, y_int, Y, n_out)
     if padded.any():
         padding_splits(X, W, b, padded)
-    if scale != 1.0:
-        W *= scale
-        b *= scale
+    W *= scale  # exact for 1 (the old start bit for bit) and any power of two
+    b *= scale
     project_rows(W, b, nu)
     return W, b, Theta, padded
