@@ -89,6 +89,22 @@ CALIBRATION_RUNS = {
     # the optimal tree (STreeD) on a set no check run uses, at a depth it proves well within the time limit
     "optimal_axis/letter/3": ("letter", "optimal_axis", {"max_depth": 3, "n_thresholds": 5, "time_limit": 480},
                               "train", None, 1),
+    # second sizes, so a family's fixed part (kernels loaded, a small tree's per-node work) and its per-unit cost
+    # are told apart (none of them a check run's specification)
+    "gbdt/rgf_synth_q16_reg/1000": ("rgf_synth_q16_reg", "gbdt", {"n_estimators": 1000, "max_leaf_nodes": 16,
+                                                                  "learning_rate": 0.1, "min_samples_leaf": 10},
+                                    "train", None, 1),
+    "rgf_l2/rgf_synth_q16_reg/5000": ("rgf_synth_q16_reg", "rgf_l2", {"max_leaf_nodes": 5000, "l2": 0.1},
+                                      "train", None, 1),
+    "random_oblique_tree/fashion_mnist/4": ("fashion_mnist", "random_oblique_tree",
+                                            {"max_depth": 4, "n_hyperplanes": 100}, "train", None, 1),
+    "random_oblique_tree/letter/12": ("letter", "random_oblique_tree", {"max_depth": 12, "n_hyperplanes": 100},
+                                      "train", None, 1),
+    "nongreedy_tree/fashion_mnist/4": ("fashion_mnist", "nongreedy_tree",
+                                       {"max_depth": 4, "nu": 1, "learning_rate": 0.01, "max_epochs": 10,
+                                        "init_params": {"nu": 1, "learning_rate": 0.01}}, "train", None, 1),
+    "tao_oblique/letter/6": ("letter", "tao_oblique", {"max_depth": 6, "C": 1, "warm_start_C": [100, 10],
+                                                       "accept": "objective"}, "train", None, 1),
     "adaboost/rgf_synth_q4_cls/100": ("rgf_synth_q4_cls", "adaboost", {"n_estimators": 100, "max_leaf_nodes": 8,
                                                                        "min_samples_leaf": 10}, "train", None, 1),
 }
@@ -188,43 +204,66 @@ def _latest(rows):
 
 
 def fit():
-    """Per-method CPU and memory coefficients from the calibration runs, written into the model file."""
+    """Per-method CPU coefficients from the calibration runs, written into the model file."""
     sys.path.insert(0, str(ROOT / "src"))
     from treeopt.experiments import cost
 
     model = yaml.safe_load(MODEL.read_text())
     rows = _latest(_read(CALIBRATION))
-    by_method = {}
-    for name, row in rows.items():
-        if name not in CALIBRATION_RUNS:  # a run since dropped from the list
-            continue
-        dataset, method, params, fit_on, stages, n_jobs = CALIBRATION_RUNS[name]
-        entry = cost._method_entry(model, method)
-        shape = cost.dataset_shape(dataset, model, ROOT / "data/processed")
-        units, mem_units = cost.work(entry["family"], params, shape, fit_on, tuple((stages or {}).items()))
-        # the process's CPU beyond the start every run pays (imports, loading the split, numba kernels, scoring
-        # a small forest): start_seconds, the model's constant, measured as the whole CPU of the cheapest runs
-        cpu = max(row["process_cpu_seconds"] - model["start_seconds"], 0.1 * row["process_cpu_seconds"])
-        data_mb = shape.split_mb
-        extra = max(row["peak_rss_mb"] - model["base_mb"] - data_mb, 0.0)
-        by_method.setdefault(method, []).append((dataset, cpu / units, extra * 1e6 / max(mem_units, 1)))
-        row["excess_mb"] = round(extra, 1)
-    geomean = lambda values: math.exp(sum(math.log(v) for v in values) / len(values))  # noqa: E731
-    for method, values in sorted(by_method.items()):
-        cpu_coef = geomean([c for _, c, _ in values])
+    # start_seconds: the whole process CPU of the cheapest calibration run (every run pays at least that)
+    cheapest = min((row for name, row in rows.items() if name in CALIBRATION_RUNS),
+                   key=lambda row: row["process_cpu_seconds"])
+    model["start_seconds"] = round(cheapest["process_cpu_seconds"], 2)
+    print(f"start_seconds {model['start_seconds']} ({cheapest['name']})")
+    # the non-greedy tree's start is costed as a CO2 tree: fit the CO2 tree first, then take its cost off
+    order = sorted({CALIBRATION_RUNS[name][1] for name in rows if name in CALIBRATION_RUNS},
+                   key=lambda method: (method == "nongreedy_tree", method))
+    for method in order:
+        points = []
+        for name, row in sorted(rows.items()):
+            if name not in CALIBRATION_RUNS or CALIBRATION_RUNS[name][1] != method:
+                continue
+            dataset, _, params, fit_on, stages, n_jobs = CALIBRATION_RUNS[name]
+            entry = cost._method_entry(model, method)
+            shape = cost.dataset_shape(dataset, model, ROOT / "data/processed")
+            units, mem_units = cost.work(entry["family"], params, shape, fit_on, tuple((stages or {}).items()))
+            # the process's CPU beyond the start every run pays (imports, loading the split, scoring a small forest)
+            excess = row["process_cpu_seconds"] - model["start_seconds"]
+            if method == "nongreedy_tree":
+                excess -= cost.nongreedy_start_cpu(params, dataset, fit_on, model, ROOT / "data/processed")
+            points.append((name, units, max(excess, 0.05 * row["process_cpu_seconds"])))
+            row["excess_mb"] = round(max(row["peak_rss_mb"] - model["base_mb"] - shape.split_mb, 0.0), 1)
+        # a run whose CPU is mostly the start measures the start's noise, not the family: left out of the fit
+        # when the family has larger runs
+        sized = [pt for pt in points if pt[2] >= 0.5 and pt[2] >= 0.2 * rows[pt[0]]["process_cpu_seconds"]]
+        fitted = sized or points
+        fixed, cpu = fixed_and_slope([u for _, u, _ in fitted], [e for _, _, e in fitted])
         entry = model["methods"][method]
-        entry["cpu"] = float(f"{cpu_coef:.4g}")
-        # memory coefficients stay those of the family (the bytes per unit of the buffers a fit holds, see the
-        # model file): the calibration runs are small, so their excess over base_mb is noise, not a per-unit rate;
-        # the check runs test the memory predictions at size
-        entry["calibrated_on"] = sorted(n for n in rows if n.startswith(method + "/"))
-        print(f"{method}: cpu {cpu_coef:.4g} s/unit from {len(values)} run(s); memory excess over base "
-              f"{[round(m * 1e-6, 1) for _, _, m in values]} MB per million units")
-        # methods of the same family without runs of their own (e.g. co2_forest_node) take this coefficient
-        model["families"][entry["family"]]["cpu"] = entry["cpu"]
+        entry.pop("on_datasets", None)
+        entry["cpu"] = float(f"{cpu:.4g}")
+        entry["fixed"] = round(fixed, 2)
+        entry["calibrated_on"] = [name for name, _, _ in fitted]
+        print(f"{method}: fixed {fixed:.2f} s + {cpu:.4g} s/unit from {len(points)} run(s): "
+              + ", ".join(f"{name} {e:.2f} s ({(fixed + cpu * u) / e:.2f}x)" for name, u, e in points))
+        # methods of the same family without runs of their own (e.g. co2_forest_node) take these coefficients
+        model["families"][entry["family"]].update(cpu=entry["cpu"], fixed=entry["fixed"])
     text = MODEL.read_text()
     header = text[:text.index("\nstart_seconds:") + 1] if "\nstart_seconds:" in text else ""
     MODEL.write_text(header + yaml.safe_dump({k: model[k] for k in model}, sort_keys=False, width=110))
+
+
+def fixed_and_slope(units, seconds):
+    """``(fixed, cpu)`` with ``fixed + cpu x units`` closest to ``seconds`` in relative terms (least squares of
+    prediction / measurement - 1), both >= 0. One run, or runs all of one size (units within 4x): no fixed part,
+    ``cpu`` the geometric mean of seconds / units, as a single coefficient was fitted before."""
+    u, m = np.asarray(units, float), np.asarray(seconds, float)
+    if len(u) < 2 or u.max() < 4 * u.min():
+        return 0.0, float(np.exp(np.mean(np.log(m / u))))
+    A = np.column_stack([1 / m, u / m])  # rows: (fixed + cpu u_i) / m_i = 1
+    fixed, cpu = np.linalg.lstsq(A, np.ones(len(u)), rcond=None)[0]
+    if fixed < 0 or cpu <= 0:
+        fixed, cpu = (0.0, float((u / m).sum() / ((u / m) ** 2).sum())) if fixed < 0 else (float(np.mean(m)), 0.0)
+    return float(fixed), float(cpu)
 
 
 # what a run did, kept beside its fit time to explain a ratio (never used for the prediction)

@@ -151,3 +151,29 @@ def test_the_optimal_tree_costs_its_tests_to_the_depth_and_stops_at_the_time_lim
                                 fit_on="trainval")
     start = cost.load_model()["start_seconds"]
     assert from_optimal.cpu_seconds == pytest.approx(from_cart.cpu_seconds + optimal.cpu_seconds - start)
+
+
+def test_a_non_greedy_run_pays_for_the_co2_tree_it_starts_from_and_its_epochs():
+    model = cost.load_model()
+    params = {"max_depth": 8, "nu": 1, "learning_rate": 0.01, "init_params": {"nu": 1, "learning_rate": 0.01}}
+    start = cost.estimate_run("co2_tree", {"max_depth": 8, "nu": 1, "learning_rate": 0.01}, "connect4", model=model)
+    entry = cost._method_entry(model, "nongreedy_tree")
+    no_epochs = cost.estimate_run("nongreedy_tree", {**params, "max_epochs": 0}, "connect4", model=model)
+    assert no_epochs.cpu_seconds == pytest.approx(start.cpu_seconds + entry.get("fixed", 0.0))
+    ten = cost.estimate_run("nongreedy_tree", {**params, "max_epochs": 10}, "connect4", model=model)
+    twenty = cost.estimate_run("nongreedy_tree", {**params, "max_epochs": 20}, "connect4", model=model)
+    assert twenty.cpu_seconds - ten.cpu_seconds == pytest.approx(ten.cpu_seconds - no_epochs.cpu_seconds)
+
+
+def test_fixed_and_slope_recover_a_line_and_fall_back_to_one_coefficient():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cost_runs", REPO / "benchmarks" / "cost_runs.py")
+    cost_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost_runs)
+    fixed, cpu = cost_runs.fixed_and_slope([1e6, 1e8, 1e9], [0.5 + 2e-8 * u for u in (1e6, 1e8, 1e9)])
+    assert fixed == pytest.approx(0.5) and cpu == pytest.approx(2e-8)
+    fixed, cpu = cost_runs.fixed_and_slope([1e8, 2e8], [1.0, 4.0])  # one size (within 4x): no fixed part
+    assert fixed == 0.0 and cpu == pytest.approx(math.sqrt(1e-8 * 2e-8))
+    fixed, cpu = cost_runs.fixed_and_slope([1e6, 1e9], [5.0, 1.0])  # would need a negative slope: no line
+    assert fixed >= 0 and cpu >= 0

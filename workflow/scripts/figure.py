@@ -1,11 +1,10 @@
 """Snakemake wrapper: draw one report figure (PNG + PDF) from its table."""
+import sys
 from pathlib import Path
 
-from treeopt.experiments.joblog import logged
-from treeopt.plots.render import render_figure
+from treeopt.experiments.warm_worker import call
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    dataset = sm.wildcards.get("dataset")
-    render_figure(sm.wildcards.figure, sm.input.table, Path(sm.output.png).parent,
-                  datasets=[dataset] if dataset else None, profile=sm.params.profile)
+sys.exit(call("treeopt.experiments.jobs:figure", dict(
+    log=sm.log[0], name=sm.wildcards.figure, table=sm.input.table, out_dir=str(Path(sm.output.png).parent),
+    dataset=sm.wildcards.get("dataset"), profile=sm.params.profile)))

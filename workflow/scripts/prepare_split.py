@@ -1,11 +1,9 @@
 """Snakemake wrapper: prepare one data split with treeopt.data."""
-from pathlib import Path
+import sys
 
-from treeopt.data import prepare_split
-from treeopt.experiments.joblog import logged
+from treeopt.experiments.warm_worker import call
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    written = prepare_split(sm.wildcards.dataset, sm.config, int(sm.wildcards.seed))
-    if Path(written).resolve() != Path(sm.output[0]).resolve():
-        raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {sm.output[0]}")
+sys.exit(call("treeopt.experiments.jobs:prepare_split", dict(
+    log=sm.log[0], dataset=sm.wildcards.dataset, config=dict(sm.config), seed=int(sm.wildcards.seed),
+    output=sm.output[0])))

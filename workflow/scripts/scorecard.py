@@ -1,15 +1,9 @@
 """Snakemake wrapper: the reproduction scorecard (every paper number of the profile beside ours) from its tables."""
-from pathlib import Path
+import sys
 
-import pandas as pd
-
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.plan import build_plan
-from treeopt.experiments.scorecard import build_scorecard, write_scorecard
+from treeopt.experiments.warm_worker import call
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    tables = {Path(path).stem: (pd.read_csv(path), str(path)) for path in sm.input.tables}
-    card = build_scorecard(tables, build_plan(sm.config), sm.config, profile=sm.params.profile)
-    write_scorecard(card, Path(sm.output.csv).parent, Path(sm.output.png).parent, profile=sm.params.profile,
-                    command=f"snakemake {sm.output.md}")
+sys.exit(call("treeopt.experiments.jobs:scorecard", dict(
+    log=sm.log[0], tables=list(sm.input.tables), config=dict(sm.config), profile=sm.params.profile,
+    csv=sm.output.csv, png=sm.output.png, md=sm.output.md)))

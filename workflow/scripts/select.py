@@ -1,8 +1,9 @@
 """Snakemake wrapper: choose the best candidate on the validation set."""
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.selection import select_runs
+import sys
+
+from treeopt.experiments.warm_worker import call
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    select_runs(list(sm.input.runs), sm.params.metric, sm.output[0],
-                info={"dataset": sm.wildcards.dataset, "method": sm.wildcards.method, "seed": int(sm.wildcards.seed)})
+sys.exit(call("treeopt.experiments.jobs:select", dict(
+    log=sm.log[0], runs=list(sm.input.runs), metric=sm.params.metric, output=sm.output[0],
+    info={"dataset": sm.wildcards.dataset, "method": sm.wildcards.method, "seed": int(sm.wildcards.seed)})))

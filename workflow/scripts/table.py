@@ -1,8 +1,8 @@
 """Snakemake wrapper: aggregate final runs into one report table."""
-from treeopt.experiments.joblog import logged
-from treeopt.experiments.reports import TABLES
-from treeopt.experiments.tables import load_runs, write_table
+import sys
+
+from treeopt.experiments.warm_worker import call
 
 sm = snakemake  # noqa: F821
-with logged(sm.log):
-    write_table(TABLES[sm.wildcards.table].builder()(load_runs(sm.input.runs)), sm.output[0])
+sys.exit(call("treeopt.experiments.jobs:table", dict(
+    log=sm.log[0], name=sm.wildcards.table, runs=list(sm.input.runs), output=sm.output[0])))

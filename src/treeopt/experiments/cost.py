@@ -21,11 +21,12 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     rf                        T n L q           scikit-learn's trees, q features tried per node
     cart                      n p d
     co2_tree                  n p d
-    random_oblique_tree       R n p d           R random hyperplanes per node
+    random_oblique_tree       R n d (p + 56)    R random hyperplanes per node; + 56: the sort and gain sweep of
+                                                 each projection (RANDOM_OBLIQUE_FIXED_FEATURES)
     oc1_tree                  n p d (restarts)
     nongreedy_tree            epochs n p d      SGD over all nodes, max_epochs of them (a priori: the stop rule
-                                                 may end sooner); the CO2 tree it starts from is not a term of
-                                                 its own (its share is in the calibrated coefficient)
+                                                 may end sooner), plus the CO2 tree it starts from, costed as a
+                                                 co2_tree run of the same depth
     tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
                                                  (+ the optimal tree it starts from when init='optimal')
     optimal                   n B^d             STreeD over B binary tests (thresholds per feature x p, + CART's
@@ -37,6 +38,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
                                                  leaves took 8-13 s with 108 features, 12-19 s with 10)
     segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
+
+A fit costs ``fixed + cpu x work`` CPU seconds: ``fixed`` is what the family pays whatever the size (its numba
+kernels loaded, a small tree's per-node Python work), fitted with ``cpu`` where calibration runs of two sizes exist.
 
 plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
 Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
@@ -70,6 +74,11 @@ SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
 # calibration runs (SatImage p = 36, Letter 16, Connect-4 126), whose CPU per tree x row x level grows far less than
 # p: 3.5, 2.3 and 5.1 microseconds.
 CO2_FIXED_FEATURES = 160
+# A random oblique split's work per row and hyperplane that does not grow with p (the projection's sort and the
+# information-gain sweep over its thresholds) costs as much as about this many features' multiply-adds: fitted on
+# in-process fits of the calibration runs' trees (CPU per row x hyperplane x level: SatImage p = 36 5.5e-8 s,
+# Letter p = 16 5.7e-8 s, Fashion-MNIST p = 784 5.7e-7 s; c (p + F) with c = 6.8e-10 s gives F = 56).
+RANDOM_OBLIQUE_FIXED_FEATURES = 56
 # NonGreedyTreeClassifier's max_epochs when a run does not set it (a test keeps the two equal): a run is costed at
 # its epoch budget, not at the epochs its stop rule may leave out (that is known only after the run)
 NONGREEDY_MAX_EPOCHS = 100
@@ -200,7 +209,7 @@ def work(family, params, shape, fit_on, stages=()):
     if family in ("cart", "co2_tree"):
         return n * p * d, n * p
     if family == "random_oblique_tree":
-        return _number(params.get("n_hyperplanes"), 100) * n * p * d, n * p
+        return _number(params.get("n_hyperplanes"), 100) * n * (p + RANDOM_OBLIQUE_FIXED_FEATURES) * d, n * p
     if family == "oc1_tree":
         return _number(params.get("n_restarts"), 20) * n * p * d, n * p
     if family == "nongreedy_tree":
@@ -257,7 +266,11 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages)
-    fit_cpu = float(entry["cpu"]) * units
+    # fixed: what a fit of the family costs whatever its size (its numba kernels loaded from the cache, per-node
+    # Python work of a small tree), fitted with cpu on calibration runs of two sizes (benchmarks/cost_runs.py fit)
+    fit_cpu = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * units
+    if family == "nongreedy_tree":  # the CO2 tree it starts from is fitted first, at the run's depth
+        fit_cpu += nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir)
     if family == "optimal":  # the solver stops at time_limit (wall seconds; CPU on an idle core)
         fit_cpu = min(fit_cpu, _number(params.get("time_limit"), OPTIMAL_TIME_LIMIT))
     if family == "tao" and params.get("init") == "optimal":  # TAO solves its initial tree first
@@ -273,6 +286,13 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     peak = (float(model["base_mb"]) + float(entry.get("fixed_mb", 0.0)) + data_mb
             + (workers * float(entry["mem"]) + float(entry.get("shared_mem", 0.0))) * mem_units / 1e6)
     return Estimate(cpu, peak, parallel)
+
+
+def nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir=None):
+    """CPU seconds of the CO2 tree a non-greedy tree starts from (``init_params`` at the run's ``max_depth``)."""
+    init = {**(params.get("init_params") or {}), "max_depth": params.get("max_depth")}
+    start = estimate_run("co2_tree", init, dataset, fit_on=fit_on, model=model, processed_dir=processed_dir)
+    return start.cpu_seconds - float(model.get("start_seconds", 0.0))
 
 
 def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):

@@ -1,0 +1,84 @@
+"""The workflow's jobs as functions of plain values: what each ``workflow/scripts`` wrapper runs.
+
+A wrapper reads its Snakemake job (wildcards, inputs, params, log) into keyword arguments and hands them to
+:func:`treeopt.experiments.warm_worker.call`, which runs the function here in a warm worker's child (or in the wrapper's
+own process). Each job writes its output and traceback to its log file (:func:`~treeopt.experiments.joblog.logged`).
+"""
+
+from pathlib import Path
+
+from treeopt.experiments.joblog import logged
+
+
+def prepare_split(*, log, dataset, config, seed, output):
+    from treeopt.data import prepare_split as prepare
+
+    with logged([log]):
+        written = prepare(dataset, config, seed)
+        if Path(written).resolve() != Path(output).resolve():
+            raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {output}")
+
+
+def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit):
+    """One candidate run: fit on the training part."""
+    from treeopt.experiments.runner import run
+
+    with logged([log]):
+        run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split, fit_on="train",
+            n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit)
+
+
+def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
+              inherit, stages):
+    """A final run: the selected parameters (or the only ones) refit and tested."""
+    from treeopt.experiments.runner import run
+    from treeopt.experiments.selection import final_params, read_selection
+
+    with logged([log]):
+        if fixed is None:
+            params = final_params(read_selection(selection), point)
+        else:
+            params, selection = fixed, None
+        # no experiment name in the record: identical final runs of several experiments or profiles share the
+        # folder
+        run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split,
+            fit_on="trainval" if refit else "train", n_jobs=n_jobs, save_model=save_model,
+            provenance={"role": "final", "sweep": point, "selection": selection}, inherit=inherit, stages=stages)
+
+
+def select(*, log, runs, metric, output, info):
+    """Choose the best candidate on the validation set."""
+    from treeopt.experiments.selection import select_runs
+
+    with logged([log]):
+        select_runs(runs, metric, output, info=info)
+
+
+def table(*, log, name, runs, output):
+    """Aggregate final runs into one report table."""
+    from treeopt.experiments.reports import TABLES
+    from treeopt.experiments.tables import load_runs, write_table
+
+    with logged([log]):
+        write_table(TABLES[name].builder()(load_runs(runs)), output)
+
+
+def figure(*, log, name, table, out_dir, dataset, profile):
+    """Draw one report figure (PNG + PDF) from its table."""
+    from treeopt.plots.render import render_figure
+
+    with logged([log]):
+        render_figure(name, table, out_dir, datasets=[dataset] if dataset else None, profile=profile)
+
+
+def scorecard(*, log, tables, config, profile, csv, png, md):
+    """The reproduction scorecard (every paper number of the profile beside ours) from its tables."""
+    import pandas as pd
+
+    from treeopt.experiments.plan import build_plan
+    from treeopt.experiments.scorecard import build_scorecard, write_scorecard
+
+    with logged([log]):
+        frames = {Path(path).stem: (pd.read_csv(path), str(path)) for path in tables}
+        card = build_scorecard(frames, build_plan(config), config, profile=profile)
+        write_scorecard(card, Path(csv).parent, Path(png).parent, profile=profile, command=f"snakemake {md}")
