@@ -103,6 +103,10 @@ CALIBRATION_RUNS = {
     "nongreedy_tree/fashion_mnist/4": ("fashion_mnist", "nongreedy_tree",
                                        {"max_depth": 4, "nu": 1, "learning_rate": 0.01, "max_epochs": 10,
                                         "init_params": {"nu": 1, "learning_rate": 0.01}}, "train", None, 1),
+    # added after the OC1 tree's check run on Connect-4 (3.1x its prediction from the one SatImage run): a second
+    # size for the family, on another data set
+    "oc1_tree/letter/8": ("letter", "oc1_tree", {"max_depth": 8, "max_features": "p^0.5", "n_restarts": 5},
+                          "train", None, 1),
     "tao_oblique/letter/6": ("letter", "tao_oblique", {"max_depth": 6, "C": 1, "warm_start_C": [100, 10],
                                                        "accept": "objective"}, "train", None, 1),
     "adaboost/rgf_synth_q4_cls/100": ("rgf_synth_q4_cls", "adaboost", {"n_estimators": 100, "max_leaf_nodes": 8,
@@ -148,6 +152,18 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
                                                                             "learning_rate": 0.01,
                                                                             "max_features": "p^0.5"},
                                             "trainval", {"n_estimators": [1, 3, 10, 30]}, 2),
+    # added 26 Nov 2026 after the model's recalibration, before they were run: the non-greedy Fig. 2 finals'
+    # methods at the sizes the workflow ran them (their workflow runs' wall times under load were the worst misses)
+    "co2_tree/connect4/12 (nongreedy_fig2 final)": ("connect4", "co2_tree", {"max_depth": 12, "nu": 0.1,
+                                                                             "learning_rate": 0.03,
+                                                                             "max_features": None},
+                                                    "trainval", None, 1),
+    "nongreedy_tree/connect4/14 (nongreedy_fig2 final)": (
+        "connect4", "nongreedy_tree", {"max_depth": 14, "nu": 10, "learning_rate": 0.3, "max_epochs": 80,
+                                       "n_iter_no_change": 10, "tol": 0.001,
+                                       "init_params": {"nu": 0.1, "learning_rate": 0.03}}, "trainval", None, 1),
+    "oc1_tree/connect4/6 (nongreedy_fig2 final)": ("connect4", "oc1_tree", {"max_depth": 6, "max_features": "p^0.5",
+                                                                            "n_restarts": 5}, "trainval", None, 1),
     "rf/connect4/1000 (final)": ("connect4", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "trainval",
                                  {"n_estimators": [1, 3, 10, 30, 100, 300, 1000]}, 1),
 }

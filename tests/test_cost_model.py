@@ -177,3 +177,12 @@ def test_fixed_and_slope_recover_a_line_and_fall_back_to_one_coefficient():
     assert fixed == 0.0 and cpu == pytest.approx(math.sqrt(1e-8 * 2e-8))
     fixed, cpu = cost_runs.fixed_and_slope([1e6, 1e9], [5.0, 1.0])  # would need a negative slope: no line
     assert fixed >= 0 and cpu >= 0
+
+
+def test_the_readme_states_the_paper_profiles_estimate_at_this_commit(capsys):
+    assert main(["plan", "--config", str(REPO / "config.yaml"), "--set", "profile=paper", "--estimate"]) == 0
+    total = re.search(r"^  total\s+(\d+)\s+([\d.]+)\s+([\d.]+)", capsys.readouterr().out, re.M)
+    stated = re.search(r"At this\s+commit: ([\d,]+) runs, about ([\d,]+) CPU-hours", (REPO / "README.md").read_text())
+    assert stated, "the README's cost sentence changed its wording"
+    assert int(stated.group(1).replace(",", "")) == int(total.group(1))
+    assert int(stated.group(2).replace(",", "")) == round(float(total.group(2)))
