@@ -239,10 +239,10 @@ def fit():
         for name, row in sorted(rows.items()):
             if name not in CALIBRATION_RUNS or CALIBRATION_RUNS[name][1] != method:
                 continue
-            dataset, _, params, fit_on, stages, n_jobs = CALIBRATION_RUNS[name]
+            dataset, _, params, fit_on, stages, _ = CALIBRATION_RUNS[name]
             entry = cost._method_entry(model, method)
             shape = cost.dataset_shape(dataset, model, ROOT / "data/processed")
-            units, mem_units = cost.work(entry["family"], params, shape, fit_on, tuple((stages or {}).items()))
+            units, _ = cost.work(entry["family"], params, shape, fit_on, tuple((stages or {}).items()))
             # the process's CPU beyond the start every run pays (imports, loading the split, scoring a small forest)
             excess = row["process_cpu_seconds"] - model["start_seconds"]
             if method == "nongreedy_tree":

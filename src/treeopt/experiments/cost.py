@@ -40,10 +40,11 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
+plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
+
 A fit costs ``fixed + cpu x work`` CPU seconds: ``fixed`` is what the family pays whatever the size (its numba
 kernels loaded, a small tree's per-node Python work), fitted with ``cpu`` where calibration runs of two sizes exist.
 
-plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
 Memory: ``base_mb`` + the split (all parts, float64; a refit joins training and validation without a copy) + the
 family's term:
 streamed forests (CO2, OC1) ``mem`` x n p per worker (a tree being grown; trees are not kept), scikit-learn

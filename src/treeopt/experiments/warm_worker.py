@@ -55,8 +55,9 @@ _HEADER = struct.Struct("!Q")
 
 def enabled(environ=None):
     environ = os.environ if environ is None else environ
-    return environ.get("TREEOPT_WARM", "1") != "0" and not environ.get("SLURM_JOB_ID") and hasattr(socket,
-                                                                                                   "AF_UNIX")
+    if environ.get("TREEOPT_WARM", "1") == "0" or environ.get("SLURM_JOB_ID"):
+        return False
+    return hasattr(socket, "AF_UNIX")
 
 
 def source_stamp(root=None):
