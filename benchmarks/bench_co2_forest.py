@@ -1,8 +1,18 @@
 """Speed and accuracy of CO2 Forest against the forests a user would pick instead.
 
-Peers: scikit-learn's RandomForestClassifier (criterion="entropy", as the CO2 paper used) and treeple's
-ObliqueRandomForestClassifier. treeple needs scikit-learn 1.6.1, so it runs in its own virtual environment
-(created on first use under benchmarks/.venv-treeple, git-ignored) through ``_treeple_worker.py``.
+Peers: scikit-learn's RandomForestClassifier (criterion="entropy", as the CO2 paper used), treeple's
+ObliqueRandomForestClassifier and YDF's random forest with sparse oblique splits (``split_axis="SPARSE_OBLIQUE"``).
+treeple needs scikit-learn 1.6.1, so it runs in its own Python environment through ``_treeple_worker.py``; YDF runs
+the same way through ``_ydf_worker.py`` (each peer in its own process, fit and predict timed inside it). The script
+finds each peer's Python by an option or an environment variable:
+
+    python -m venv /work/venv-treeple && /work/venv-treeple/bin/pip install treeple scikit-learn==1.6.1 ydf
+    TREEOPT_TREEPLE_PYTHON=/work/venv-treeple/bin/python TREEOPT_YDF_PYTHON=/work/venv-treeple/bin/python \
+        python benchmarks/bench_co2_forest.py          # or --treeple-python / --ydf-python
+
+else ``benchmarks/.venv-treeple/bin/python`` (git-ignored) when it exists, and for YDF the running Python when it
+imports ``ydf``. A peer whose Python is not found (or lacks the package) is skipped with a message, and its rows and
+ratio columns are left out.
 
 All methods run in one invocation on the same split and the same machine, and the table reports ratios
 to scikit-learn's random forest (and to treeple), so numbers from different machines stay comparable.
@@ -53,18 +63,44 @@ from co2_settings import chosen_params, has_params  # noqa: E402 (benchmarks/ is
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TREEPLE_ENV = HERE / ".venv-treeple"
-TREEPLE_REQUIREMENTS = ["scikit-learn==1.6.1", "treeple==0.10.3"]
+LOCAL_PEER_ENV = HERE / ".venv-treeple"  # git-ignored; looked for when no option or variable names a Python
+# peer -> (its package, environment variable naming its Python, worker script, how to install it)
+PEERS = {"treeple": ("treeple", "TREEOPT_TREEPLE_PYTHON", "_treeple_worker.py",
+                     "pip install treeple scikit-learn==1.6.1 (in its own venv: treeple pins scikit-learn)"),
+         "ydf": ("ydf", "TREEOPT_YDF_PYTHON", "_ydf_worker.py", "pip install ydf")}
 
 
-def treeple_python():
-    """Path to the python of treeple's own environment, creating it when missing."""
-    python = TREEPLE_ENV / "bin" / "python"
-    if not python.exists():
-        print(f"creating {TREEPLE_ENV} for treeple ({', '.join(TREEPLE_REQUIREMENTS)})", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(TREEPLE_ENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *TREEPLE_REQUIREMENTS], check=True)
-    return python
+def peer_python(peer, given=None):
+    """The Python that runs ``peer``'s worker, or ``(None, why)`` when none has the package.
+
+    Looked for in order: ``given`` (the command-line option), the peer's environment variable, the git-ignored
+    ``benchmarks/.venv-treeple``, and (YDF only: treeple pins another scikit-learn) the running Python. Returns
+    ``(python, None)`` or ``(None, message)``."""
+    package, variable, _, install = PEERS[peer]
+    candidates = [(given, "--" + peer + "-python"), (os.environ.get(variable), variable),
+                  (str(LOCAL_PEER_ENV / "bin" / "python"), str(LOCAL_PEER_ENV))]
+    if peer == "ydf":
+        candidates.append((sys.executable, "this Python"))
+    tried = []
+    for python, where in candidates:
+        if not python:
+            continue
+        if not Path(python).exists():
+            tried.append(f"{where}: {python} does not exist")
+            continue
+        probe = subprocess.run([python, "-c", f"import {package}"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return python, None
+        tried.append(f"{where}: {python} cannot import {package}")
+    return None, (f"{peer} skipped: no Python with {package} found ({'; '.join(tried) or 'nothing given'}); "
+                  f"{install}, then pass --{peer}-python or set {variable}")
+
+
+def run_peer(peer, python, split_path, n_trees, seed, n_jobs):
+    """Fit and predict with ``peer`` in its own process; its worker prints one JSON line of timings."""
+    out = subprocess.run([python, str(HERE / PEERS[peer][2]), str(split_path), str(n_trees), str(seed), str(n_jobs)],
+                         check=True, capture_output=True, text=True, env={**os.environ})
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 class KernelClock:
@@ -78,14 +114,24 @@ class KernelClock:
         self._kernel = co2_module.grow_co2_tree
 
     def __enter__(self):
-        def timed(*args):
-            t0, s0 = time.thread_time(), time.perf_counter()
-            out = self._kernel(*args)
-            with self._lock:
-                self.seconds += time.thread_time() - t0
-                self.calls.append((threading.get_ident(), s0, time.perf_counter()))
-            return out
-        co2_module.grow_co2_tree = timed
+        clock = self
+
+        class Timed:
+            """The kernel, timed per call; every other attribute (``signatures``, which the fit reads to log a
+            first compile) is the kernel's own."""
+
+            def __call__(self, *args):
+                t0, s0 = time.thread_time(), time.perf_counter()
+                out = clock._kernel(*args)
+                with clock._lock:
+                    clock.seconds += time.thread_time() - t0
+                    clock.calls.append((threading.get_ident(), s0, time.perf_counter()))
+                return out
+
+            def __getattr__(self, name):
+                return getattr(clock._kernel, name)
+
+        co2_module.grow_co2_tree = Timed()
         return self
 
     def __exit__(self, *exc):
@@ -146,6 +192,11 @@ def main(argv=None):
     ap.add_argument("--co2-params", default="{}",
                     help="JSON {dataset: {CO2ForestClassifier parameter: value}} overriding DEFAULT_CO2_PARAMS")
     ap.add_argument("--no-treeple", action="store_true")
+    ap.add_argument("--treeple-python", help="Python of an environment with treeple (else $TREEOPT_TREEPLE_PYTHON, "
+                                             "then benchmarks/.venv-treeple)")
+    ap.add_argument("--no-ydf", action="store_true")
+    ap.add_argument("--ydf-python", help="Python of an environment with ydf (else $TREEOPT_YDF_PYTHON, then "
+                                         "benchmarks/.venv-treeple, then this Python)")
     ap.add_argument("--no-node-variant", action="store_true",
                     help="skip the row of co2_forest_node (stumps in per-node standardised coordinates; not in the "
                          "paper), timed at its own validated (nu, eta)")
@@ -154,6 +205,17 @@ def main(argv=None):
 
     config = load_config(args.config)
     co2_params = json.loads(args.co2_params)
+    peer_pythons = {}
+    for peer, skip, given in (("treeple", args.no_treeple, args.treeple_python),
+                              ("ydf", args.no_ydf, args.ydf_python)):
+        if skip:
+            continue
+        python, why = peer_python(peer, given)
+        if python is None:
+            print(why, file=sys.stderr)
+        else:
+            print(f"{peer}: {python}", file=sys.stderr)
+            peer_pythons[peer] = python
     rows = []
     for name in args.datasets:
         path = prepare_split(name, config, args.seed)
@@ -180,13 +242,10 @@ def main(argv=None):
                                                         split.X_train.shape[1])
             print(f"{name}: CO2 node variant {node_params} ({node_source})", file=sys.stderr)
             peers["co2_forest_node"] = lambda: time_co2(node_params, split, args.n_trees, args.n_jobs, args.seed)
-        if not args.no_treeple:
-            def run_treeple():
-                out = subprocess.run([str(treeple_python()), str(HERE / "_treeple_worker.py"), str(path),
-                                      str(args.n_trees), str(args.seed), str(args.n_jobs)],
-                                     check=True, capture_output=True, text=True, env={**os.environ})
-                return json.loads(out.stdout.strip().splitlines()[-1])
-            peers["oblique_rf_treeple"] = run_treeple
+        for peer, method in (("treeple", "oblique_rf_treeple"), ("ydf", "oblique_rf_ydf")):
+            if peer in peer_pythons:
+                peers[method] = (lambda peer=peer: run_peer(peer, peer_pythons[peer], path, args.n_trees, args.seed,
+                                                            args.n_jobs))
         for method, run in peers.items():
             res = run()
             print(f"{name:10s} {method:20s} fit {res['fit_seconds']:8.2f}s  predict "
@@ -203,6 +262,10 @@ def main(argv=None):
         tp = table[table.method == "oblique_rf_treeple"].set_index("dataset")
         table["fit_ratio_vs_treeple"] = table.fit_seconds / table.dataset.map(tp.fit_seconds)
         table["fit_cpu_ratio_vs_treeple"] = table.fit_cpu_seconds / table.dataset.map(tp.fit_cpu_seconds)
+    if "oblique_rf_ydf" in set(table.method):
+        yd = table[table.method == "oblique_rf_ydf"].set_index("dataset")
+        table["fit_ratio_vs_ydf"] = table.fit_seconds / table.dataset.map(yd.fit_seconds)
+        table["fit_cpu_ratio_vs_ydf"] = table.fit_cpu_seconds / table.dataset.map(yd.fit_cpu_seconds)
     one = table[table.method == "co2_forest_1_worker"].set_index("dataset")
     is_co2 = table.method == "co2_forest"
     table.loc[is_co2, "speedup_vs_1_worker"] = (table.dataset.map(one.fit_seconds) / table.fit_seconds)[is_co2]
