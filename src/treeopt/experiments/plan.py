@@ -46,7 +46,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from .errors import ConfigError, name_error
-from .blocks import block_ranges
+from .block_sums import block_ranges
 from .identity import CHOSEN, canonical, check_component, folder_name, identity_hash, params_text
 from .methods import get_method
 from .params import Inherited, legacy_marker, params_slug, split_dotted

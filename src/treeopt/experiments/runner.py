@@ -374,7 +374,7 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         if streamed:
             sizes = _streamed_stage_indices(estimator, {v for _, values in stages for v in values})
             if blocks:
-                from .blocks import merge_blocks
+                from .block_sums import merge_blocks
 
                 classes = encode_classes(y_fit)[0]  # as the forest sets its classes_
                 rows = {part: X.shape[0] for part, (X, _) in parts.items() if X.shape[0]}
