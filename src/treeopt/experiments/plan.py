@@ -37,6 +37,12 @@ fits at each and scores every sweep value from the smallest fit that reaches it,
 before an expensive one. Such a final run's folder shows the fit size as ``n_estimators-staged1000``
 (:attr:`FinalSpec.stages` holds the values it scores), and its selection, if any, is made at ``select_at`` or
 else at the fit size.
+
+**Tree blocks** (``forest_block_trees: {method: s}`` on a profile): a final run of a treeopt bagged forest growing
+more than s trees is fitted by block jobs (:class:`BlockSpec`, ``results/blocks/{dataset}/{method}/{final name}/
+seed{seed}/trees{first}-{stop}``, in :attr:`Plan.blocks`) and its own job merges them
+(:mod:`treeopt.experiments.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits depend on
+the block size); a forest of at most s trees is one job, named and summed as without the setting.
 """
 
 import difflib
