@@ -186,3 +186,33 @@ def test_the_readme_states_the_paper_profiles_estimate_at_this_commit(capsys):
     assert stated, "the README's cost sentence changed its wording"
     assert int(stated.group(1).replace(",", "")) == int(total.group(1))
     assert int(stated.group(2).replace(",", "")) == round(float(total.group(2)))
+
+
+def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
+    """A final run split into tree blocks: each block costs a forest of its trees, the run itself is the merge (its
+    sums read); the blocks together cost the whole forest plus each block's start. The paper profile's block sizes
+    keep every block within 4 CPU-hours (config.yaml's rule for forest_block_trees), and `plan --estimate` charges
+    them as jobs."""
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    final = next(f for f in plan.finals.values() if f.method == "oc1_forest" and f.dataset == "protein"
+                 and f.block_trees is not None)
+    blocks = [plan.blocks[final.block_dir(a, b)] for a, b in final.blocks]
+    assert len(blocks) == 20
+    model = cost.load_model()
+    whole = cost.estimate_run("oc1_forest", dict(final.params), "protein", fit_on="trainval", stages=final.stages)
+    parts = [cost.estimate_spec(b, plan.profile) for b in blocks]
+    start = model["start_seconds"]
+    assert sum(p.cpu_seconds for p in parts) == pytest.approx(whole.cpu_seconds + 19 * start, rel=1e-9)
+    merge = cost.estimate_spec(final, plan.profile)
+    assert merge == cost.estimate_merge(final) and merge.cpu_seconds > start + model["merge"]["fixed"]
+    assert merge.cpu_seconds < 60 and merge.parallel == 1
+    # every tree block of the profile within 4 CPU-hours; the 1000-tree OC1 Forest on Protein alone is ~70 h
+    assert whole.cpu_seconds > 50 * 3600
+    assert max(cost.estimate_spec(b, plan.profile).cpu_seconds for b in plan.blocks.values()) <= 4 * 3600
+    costs = cost.estimate_plan(plan)
+    oblique = costs["co2_forest_size_oblique"]
+    assert oblique.n_blocks == len(plan.blocks) == 300
+    assert oblique.longest_seconds <= 4 * 3600 and "/oc1_forest/" in oblique.longest_job
+    # SLURM: a block asks for 3x its predicted time, the merge for the floor
+    assert resources.run_runtime("paper", blocks[0]) == math.ceil(parts[0].cpu_seconds * 3 / 60)
+    assert resources.run_runtime("paper", final) == model["safety"]["min_minutes"]

@@ -11,7 +11,7 @@ from snakemake.utils import min_version, validate
 from treeopt.experiments.config import ConfigError, validate_config
 from treeopt.experiments.migrate import migrate
 from treeopt.experiments.params import plain_params
-from treeopt.experiments.plan import FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
+from treeopt.experiments.plan import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
 from treeopt.experiments.reports import FIGURES
 
 min_version("8.0")
@@ -103,7 +103,11 @@ onstart:
     from treeopt.data import data_settings as _data_settings
 
     _raw_dir = _data_settings(config).raw_dir
-    for _path in _clean_run_temporaries(RUNS_DIR) + _clean_data_temporaries(PLAN.processed_dir, _raw_dir):
+    for _path in (
+        _clean_run_temporaries(RUNS_DIR)
+        + _clean_run_temporaries(BLOCKS_DIR)
+        + _clean_data_temporaries(PLAN.processed_dir, _raw_dir)
+    ):
         print(f"treeopt: removed stale temporary {_path} (left by an interrupted run)", file=sys.stderr)
     # now the jobs are known: name the data sets this invocation will really download
     try:
@@ -149,10 +153,7 @@ def final_of(wc):
     return PLAN.lookup("final", f"{RUNS_DIR}/{wc.dataset}/{wc.method}/{FINAL_PREFIX}{wc.final}/seed{wc.seed}")
 
 
-def final_inputs(wc):
-    """The split, the selection file when the final run has something chosen for it, and the selection
-    files that inherited parameters are read from."""
-    final = final_of(wc)
+def _final_inputs(final, wc):
     inputs = {"split": split_of(wc)}
     if final.selection is not None:
         inputs["selection"] = final.selection.path
@@ -160,3 +161,41 @@ def final_inputs(wc):
     if inherited:
         inputs["inherited"] = inherited
     return inputs
+
+
+def final_inputs(wc):
+    """The split, the selection file when the final run has something chosen for it, the selection files that
+    inherited parameters are read from, and the tree blocks it merges when its forest is split
+    (`forest_block_trees`)."""
+    final = final_of(wc)
+    inputs = _final_inputs(final, wc)
+    if final.blocks:
+        inputs["blocks"] = [final.block_dir(first, stop) for first, stop in final.blocks]
+    return inputs
+
+
+def block_of(wc):
+    return PLAN.lookup(
+        "block", f"{BLOCKS_DIR}/{wc.dataset}/{wc.method}/{FINAL_PREFIX}{wc.final}/seed{wc.seed}/{wc.block}"
+    )
+
+
+def block_inputs(wc):
+    """A tree block needs what its final run would need to fit (split, selection, inherited values)."""
+    return _final_inputs(block_of(wc).final, wc)
+
+
+def block_job_params(block):
+    """What a tree block job hands treeopt.experiments.jobs.forest_block: its final run's sweep point, parameters or
+    selection, inherited parameters, staged sizes and model saving, and the block's trees and size."""
+    final = block.final
+    return dict(
+        point=dict(final.point),
+        refit=final.refit,
+        fixed=None if final.params is None else plain_params(final.params),
+        inherit=dict(final.inherit),
+        stages={param: list(values) for param, values in final.stages},
+        save_model=final.save_model,
+        trees=[block.first, block.stop],
+        block_trees=final.block_trees,
+    )

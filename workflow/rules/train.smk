@@ -22,6 +22,7 @@ wildcard_constraints:
     params=rf"(?!{FINAL_PREFIX}){SAFE_NAME}",
     selection=SAFE_NAME,
     final=SAFE_NAME,
+    block=r"trees\d+-\d+",
 
 
 rule candidate_run:
@@ -85,3 +86,27 @@ rule final_run:
         save_model=lambda wc: final_of(wc).save_model,
     script:
         "../scripts/final.py"
+
+
+# A final run whose forest is split into tree blocks (profile `forest_block_trees`, treeopt.experiments.blocks): each
+# block job fits trees first..stop-1 (folder `trees{first}-{stop}`) with the final run's data and parameters; the
+# final_run job above then merges the blocks (its input `blocks`; their block.json names the block size) into the
+# run folder one job would have written. (final_run keeps its params as they were, so that adding blocks does not make
+# Snakemake's params trigger rerun finished final runs.)
+rule forest_block:
+    input:
+        unpack(block_inputs),
+    output:
+        block=directory(f"{BLOCKS_DIR}/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}/{{block}}"),
+    log:
+        f"{LOGS}/blocks/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}/{{block}}.log",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, block_of(wc), threads),
+        runtime=lambda wc, threads, attempt: run_runtime(PLAN.profile, block_of(wc), threads, attempt),
+    params:
+        job=lambda wc: block_job_params(block_of(wc)),
+    script:
+        "../scripts/forest_block.py"

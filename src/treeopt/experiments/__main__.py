@@ -29,9 +29,10 @@ some targets were asked of Snakemake. The workflow's own tables always need ever
 ``figures/scorecard.png|pdf``; with ``--out DIR`` the tables are read from and written to ``DIR``.
 
 ``plan --estimate`` prints, per experiment and in total, the CPU hours and the largest peak memory the cost model
-(:mod:`treeopt.experiments.cost`, measured) expects of the profile's candidate and final runs, and how long the
-whole profile takes on N cores (``--cores``, default 2 and 100): the CPU hours over N, or the longest run if that
-is longer.
+(:mod:`treeopt.experiments.cost`, measured) expects of the profile's jobs (candidate and final runs; a forest split
+into tree blocks is its block jobs and the merge, see ``forest_block_trees`` in config.yaml), the longest job and
+which it is, and how long the whole profile takes on N cores (``--cores``, default 2 and 100): the CPU hours over N,
+or the longest job if that is longer.
 
 ``rerun`` writes into a new (absent or empty) folder. ``--force`` replaces an earlier run folder (one that holds
 only a run's files); any other non-empty folder is refused, with or without ``--force``.
@@ -143,28 +144,37 @@ def _hours(seconds):
 
 def _print_estimate(plan, cores, threads=None):
     from .cost import MODEL_FILE, estimate_plan
+    from .plan import BLOCKS_DIR
 
     threads = threads or plan.n_jobs
     costs = estimate_plan(plan, threads=threads)
     print(f"profile {plan.profile!r}: cost model {MODEL_FILE.name} (measured; benchmarks/results/cost_model_check.csv), "
           f"{threads} thread(s) per run")
-    print(f"  {'experiment':32s} {'runs':>6s} {'CPU hours':>10s} {'peak GB':>8s} {'longest h':>10s}")
+    # runs: candidate and final runs; blocks: tree-block jobs of forests split into several jobs (their merge is the
+    # final run); longest job: a run, a block or a merge
+    print(f"  {'experiment':32s} {'runs':>6s} {'CPU hours':>10s} {'peak GB':>8s} {'longest job h':>13s} "
+          f"{'blocks':>6s}")
     total = sum(c.cpu_seconds for c in costs.values())
     for name, c in sorted(costs.items(), key=lambda item: -item[1].cpu_seconds):
-        unknown = f"  ({c.unknown} runs not costed)" if c.unknown else ""
+        unknown = f"  ({c.unknown} jobs not costed)" if c.unknown else ""
         print(f"  {name:32s} {c.n_runs:6d} {_hours(c.cpu_seconds)} {c.peak_mb / 1000:8.1f} "
-              f"{_hours(c.longest_seconds)}{unknown}")
+              f"{_hours(c.longest_seconds):>13s} {c.n_blocks:6d}{unknown}")
     runs = sum(c.n_runs for c in costs.values())
+    blocks = sum(c.n_blocks for c in costs.values())
     peak = max((c.peak_mb for c in costs.values()), default=0.0)
-    longest = max((c.longest_seconds for c in costs.values()), default=0.0)
-    print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest)}")
+    worst = max(costs.values(), key=lambda c: c.longest_seconds, default=None)
+    longest = worst.longest_seconds if worst else 0.0
+    print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest):>13s} {blocks:6d}")
+    if worst is not None:
+        kind = "a tree block" if worst.longest_job.startswith(BLOCKS_DIR) else "a run"
+        print(f"  longest job ({kind}): {longest / 3600:.1f} hours with {threads} thread(s), {worst.longest_job}")
     for n in cores:
         wall = max(total / n, longest)
         print(f"  on {n} cores: at least {wall / 3600:.1f} hours ({wall / 86400:.1f} days)"
-              f"{' (the longest run)' if wall == longest else ''}")
+              f"{' (the longest job)' if wall == longest else ''}")
     unknown = sum(c.unknown for c in costs.values())
     if unknown:
-        print(f"  {unknown} runs could not be costed (data set or method not in the cost model)")
+        print(f"  {unknown} jobs could not be costed (data set or method not in the cost model)")
 
 
 def main(argv=None):

@@ -121,6 +121,13 @@ def check_semantics(config):
                             f"folder; choose another name")
     problems.extend(parameter_problems(config))
     for pname, profile in profiles.items():
+        for mname in profile.get("forest_block_trees") or {}:
+            where = f"profiles.{pname}.forest_block_trees"
+            if mname not in METHODS:
+                problems.append(name_error("method", mname, list(METHODS), where))
+            elif not callable(getattr(get_method(mname).estimator_class(), "fit_iter", None)):
+                problems.append(f"{where}.{mname}: only treeopt's bagged forests (CO2 Forest, OC1 Forest) are fitted "
+                                f"tree by tree and can be split into tree blocks")
         for ename, exp in profile["experiments"].items():
             where = f"profiles.{pname}.experiments.{ename}"
             for report in exp["reports"]:

@@ -28,22 +28,43 @@ def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, 
             n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit)
 
 
-def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
-              inherit, stages):
-    """A final run: the selected parameters (or the only ones) refit and tested."""
-    from treeopt.experiments.runner import run
+def _final_params(selection, point, fixed):
+    """(parameters, selection file or None) of a final run: the fixed ones, or those chosen at ``point``."""
     from treeopt.experiments.selection import final_params, read_selection
 
+    if fixed is None:
+        return final_params(read_selection(selection), point), selection
+    return fixed, None
+
+
+def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
+              inherit, stages, blocks=None):
+    """A final run: the selected parameters (or the only ones) refit and tested; with ``blocks`` (folders of
+    :func:`forest_block` jobs) the forest's tree blocks are merged instead of fitted (same run folder)."""
+    from treeopt.experiments.blocks import block_setup
+    from treeopt.experiments.runner import run
+
     with logged([log]):
-        if fixed is None:
-            params = final_params(read_selection(selection), point)
-        else:
-            params, selection = fixed, None
+        params, selection = _final_params(selection, point, fixed)
+        block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         # no experiment name in the record: identical final runs of several experiments or profiles share the
         # folder
         run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split,
             fit_on="trainval" if refit else "train", n_jobs=n_jobs, save_model=save_model,
-            provenance={"role": "final", "sweep": point, "selection": selection}, inherit=inherit, stages=stages)
+            provenance={"role": "final", "sweep": point, "selection": selection}, inherit=inherit, stages=stages,
+            block_trees=block_trees, blocks=list(blocks) if blocks else None)
+
+
+def forest_block(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
+                 inherit, stages, trees, block_trees):
+    """One tree block of a final run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet scored."""
+    from treeopt.experiments.blocks import run_block
+
+    with logged([log]):
+        params, _ = _final_params(selection, point, fixed)
+        run_block(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split,
+                  trees=tuple(trees), block_trees=block_trees, fit_on="trainval" if refit else "train",
+                  n_jobs=n_jobs, save_model=save_model, inherit=inherit, stages=stages)
 
 
 def select(*, log, runs, metric, output, info):

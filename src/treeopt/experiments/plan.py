@@ -37,6 +37,12 @@ fits at each and scores every sweep value from the smallest fit that reaches it,
 before an expensive one. Such a final run's folder shows the fit size as ``n_estimators-staged1000``
 (:attr:`FinalSpec.stages` holds the values it scores), and its selection, if any, is made at ``select_at`` or
 else at the fit size.
+
+**Tree blocks** (``forest_block_trees: {method: s}`` on a profile): a final run of a treeopt bagged forest growing
+more than s trees is fitted by block jobs (:class:`BlockSpec`, ``results/blocks/{dataset}/{method}/{final name}/
+seed{seed}/trees{first}-{stop}``, in :attr:`Plan.blocks`) and its own job merges them
+(:mod:`treeopt.experiments.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits depend on
+the block size); a forest of at most s trees is one job, named and summed as without the setting.
 """
 
 import difflib
@@ -46,6 +52,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from .errors import ConfigError, name_error
+from .block_sums import block_ranges
 from .identity import CHOSEN, canonical, check_component, folder_name, identity_hash, params_text
 from .methods import get_method
 from .params import Inherited, legacy_marker, params_slug, split_dotted
@@ -53,6 +60,7 @@ from .reports import FIGURES, TABLES, table_of
 from .selection import DEFAULT_METRIC
 
 RUNS_DIR = "results/runs"
+BLOCKS_DIR = "results/blocks"  # tree blocks of forests split into several jobs (treeopt.experiments.blocks)
 SELECTION_DIR = "results/selection"
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "figures"
@@ -237,11 +245,25 @@ class FinalSpec:
     stages: tuple = ()  # (param, (values...)) pairs: sweep values scored from this one fit (staged sweeps)
     data: str = ""
     save_model: bool | None = None  # as RunSpec.save_model
+    block_trees: int | None = None  # a forest fitted in block jobs of this many trees, then merged (None: one job)
+    n_trees: int | None = None  # the forest's size when it is split in blocks
 
     def identity(self):
         """Data, method, what it is fitted on, its sweep values (tables read them) and staged sizes, and
-        either its parameters or the selection they come from."""
+        either its parameters or the selection they come from; the block size when split (the blocks' sums are
+        added in another order than one forest's: other last bits)."""
         return self._identity
+
+    @property
+    def blocks(self):
+        """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
+        if self.block_trees is None:
+            return []
+        return [(r.start, r.stop) for r in block_ranges(self.n_trees, self.block_trees)]
+
+    def block_dir(self, first, stop):
+        """The folder of the block job of trees ``first..stop-1``."""
+        return f"{BLOCKS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}/{BLOCK_PREFIX}{first}-{stop}"
 
     @cached_property
     def _identity(self):
@@ -252,6 +274,8 @@ class FinalSpec:
             out["params"] = {k: canonical(v) for k, v in self.params}
         else:
             out["selection"] = self.selection.key
+        if self.block_trees is not None:
+            out["block_trees"] = self.block_trees
         return _with_save_model(out, self.save_model)
 
     @cached_property
@@ -271,6 +295,40 @@ class FinalSpec:
                 f"{_point_slug(self.point, self.stages)}/seed{self.seed}")
 
 
+BLOCK_PREFIX = "trees"
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """One block job of a final run split into tree blocks: trees ``first..stop-1`` of ``final``'s forest."""
+
+    final: FinalSpec
+    first: int
+    stop: int
+
+    @property
+    def dir(self):
+        return self.final.block_dir(self.first, self.stop)
+
+
+def _fit_size(method, params):
+    """The number of trees a final run's forest grows, or None when the method is not a treeopt bagged forest (only
+    those are fitted tree by tree and can be split) or the size is not a number."""
+    n_trees = params.get("n_estimators")
+    if not isinstance(n_trees, int) or isinstance(n_trees, bool):
+        return None
+    return n_trees if callable(getattr(get_method(method).estimator_class(), "fit_iter", None)) else None
+
+
+def block_size(profile, method, n_trees):
+    """The block size of a forest of ``n_trees`` trees of ``method`` under the profile's ``forest_block_trees``
+    (None: fitted in one job, when the method has no entry, is not a treeopt bagged forest or fits in one block)."""
+    block = (profile.get("forest_block_trees") or {}).get(method)
+    if block is None or n_trees is None or n_trees <= block:
+        return None
+    return int(block)
+
+
 @dataclass
 class Plan:
     profile: str
@@ -281,6 +339,7 @@ class Plan:
     runs: dict = field(default_factory=dict)  # dir -> RunSpec
     selections: dict = field(default_factory=dict)  # path -> SelectionSpec
     finals: dict = field(default_factory=dict)  # dir -> FinalSpec
+    blocks: dict = field(default_factory=dict)  # dir -> BlockSpec (tree blocks of finals split into several jobs)
     table_runs: dict = field(default_factory=dict)  # table name -> [final dirs]
     figure_datasets: dict = field(default_factory=dict)  # figure name -> [datasets]
     datasets: list = field(default_factory=list)
@@ -323,7 +382,7 @@ class Plan:
         return out + self.scorecard_paths()
 
     def lookup(self, kind, path):
-        table = {"run": self.runs, "selection": self.selections, "final": self.finals}[kind]
+        table = {"run": self.runs, "selection": self.selections, "final": self.finals, "block": self.blocks}[kind]
         key = str(PurePosixPath(path))
         if key not in table:
             raise KeyError(f"{path} is not planned by profile {self.profile!r} (is the config changed?)")
@@ -349,6 +408,8 @@ class Plan:
             _, _, dataset, method, name, seed = path.split("/")
             yield from (("data set", dataset), ("method", method), ("name", name),
                         ("seed", seed.removesuffix(".yaml")))
+        for path in self.blocks:
+            yield "block", path.split("/")[-1]
 
 
 def active_profile(config):
@@ -562,15 +623,24 @@ class _Planner:
         for point, stages in sweep:
             if len(grid) == 1:
                 fixed, inherit = self.fixed(ename, mname, dataset, seed, point)
-                out.append(FinalSpec(ename, dataset, mname, seed, _items(point), None,
-                                     _items({**fixed, **grid[0], **point}), refit, inherit, stages, data,
-                                     self.save_model))
+                params = {**fixed, **grid[0], **point}
+                n_trees = _fit_size(mname, params)
+                out.append(FinalSpec(ename, dataset, mname, seed, _items(point), None, _items(params), refit,
+                                     inherit, stages, data, self.save_model,
+                                     *self._blocks(mname, n_trees)))
             else:
                 at = _items(dict(exp.get("select_at") or point))
                 selection = self.selection(ename, mname, dataset, seed, at)
+                n_trees = _fit_size(mname, {**dict(selection.candidates[0].params), **point})
                 out.append(FinalSpec(ename, dataset, mname, seed, _items(point), selection, None, refit,
-                                     selection.candidates[0].inherit, stages, data, self.save_model))
+                                     selection.candidates[0].inherit, stages, data, self.save_model,
+                                     *self._blocks(mname, n_trees)))
         return out
+
+    def _blocks(self, method, n_trees):
+        """(block_trees, n_trees) of a final run of ``method`` growing ``n_trees`` trees ((None, None): one job)."""
+        block = block_size(self.profile, method, n_trees)
+        return (block, n_trees) if block is not None else (None, None)
 
 
 def _register(table, path, spec, kind):
@@ -601,7 +671,11 @@ def build_plan(config):
                     for final in planner.finals(ename, mname, dataset, seed):
                         _register(plan.finals, final.dir, final, "final run")
                         plan.final_index[(ename, mname, dataset, seed, final.point)] = final.dir
-                        plan.legacy.setdefault(final.dir, set()).add(final.legacy_dir(ename))
+                        if final.block_trees is None:  # a run merged from blocks has no earlier version
+                            plan.legacy.setdefault(final.dir, set()).add(final.legacy_dir(ename))
+                        for first, stop in final.blocks:
+                            block = BlockSpec(plan.finals[final.dir], first, stop)
+                            plan.blocks.setdefault(block.dir, block)
                         finals.append(final.dir)
         for report in exp["reports"]:
             table = table_of(report)

@@ -15,6 +15,9 @@ on a loaded or slower node (seen on the local one-node cluster sharing 2 cores a
 5 s was cancelled after its 10-minute floor, issue #28). Asking the same time again would fail the same way, so
 a retry asks for 4x the time of the attempt before.
 
+A tree block of a forest split into several jobs asks for what a forest of its trees costs; the final run that
+merges the blocks for the merge's cost (:func:`treeopt.experiments.cost.estimate_merge`; usually the floors).
+
 A run the model cannot cost (a data set added to the config but not to the model's shape table, a method
 without a model entry) asks for the old flat numbers: 8 GB and 24 hours. Data preparation parses raw files in
 memory (LFW images: 2,927 x 250 x 250 x 3 bytes, plus PIL decoding): 2 GB, 8 GB for segmentation data; tables

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..base import encode_classes
 from ..trees import save_trees
 from . import metrics as _metrics
 from .joblog import slurm_job
@@ -309,7 +310,21 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     return result, estimator
 
 
-def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=(), model_path=None):
+def fit_parts(split, fit_on):
+    """``(X_fit, y_fit, parts, X_stats)`` of a run: the rows fitted on, ``parts`` {"train" / "val" / "test": (X, y)}
+    scored (a refit fits train+validation and has no validation part), and the rows tree statistics are taken on."""
+    X_fit, y_fit = split.X_train, split.y_train
+    X_val, y_val = split.X_val, split.y_val
+    if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
+        X_fit, y_fit = _stacked(X_fit, X_val), np.concatenate([y_fit, y_val])
+        X_val, y_val = X_val[:0], y_val[:0]
+    parts = {"train": (X_fit, y_fit), "val": (X_val, y_val), "test": (split.X_test, split.y_test)}
+    X_stats = split.X_test if split.X_test.shape[0] else X_fit
+    return X_fit, y_fit, parts, X_stats
+
+
+def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=(), model_path=None,
+                    block_trees=None, blocks=None, block_check=None):
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
 
     ``stages`` ((param, values) pairs, at most one) also scores the fitted model at each of those sizes
@@ -317,6 +332,10 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     bagged forest is scored tree by tree and keeps no tree (:mod:`treeopt.experiments.streamed`: memory does not
     grow with the number of trees; the returned estimator then has no ``estimators_``); with ``model_path`` its
     trees are written there one by one. Other models are written there after fitting.
+
+    ``block_trees``: a bagged forest's tree probabilities are summed in blocks of that many trees (as block jobs
+    are merged; :mod:`treeopt.experiments.blocks`). ``blocks``: the folders of those block jobs, merged instead of
+    fitting (``block_check``: what each must share with this run, :data:`treeopt.experiments.blocks.SAME_RUN_KEYS`).
     """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
@@ -333,25 +352,37 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         if trees:
             save_trees(model_path, trees)
         return result, estimator
-    X_fit, y_fit = split.X_train, split.y_train
-    X_val, y_val = split.X_val, split.y_val
-    if fit_on == "trainval":  # the papers' final refit on the union of training and validation sets
-        X_fit, y_fit = _stacked(X_fit, X_val), np.concatenate([y_fit, y_val])
-        X_val, y_val = X_val[:0], y_val[:0]
+    X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
+    X_val, y_val = parts["val"]
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
-    log.info("fitting %s on %d x %d points (%s), params %s, seed %d", method, *X_fit.shape, fit_on, params, seed)
-    parts = {"train": (X_fit, y_fit), "val": (X_val, y_val), "test": (split.X_test, split.y_test)}
-    X_stats = split.X_test if split.X_test.shape[0] else X_fit
+    streamed = streams(estimator, spec.task)
+    if (block_trees is not None or blocks) and not streamed:
+        raise ValueError(f"method {method!r} cannot be summed or split in tree blocks (block_trees, blocks): only "
+                         f"treeopt's bagged forests (CO2 Forest, OC1 Forest) are fitted tree by tree")
+    if blocks:
+        log.info("merging %d tree blocks of %s (%d trees, blocks of %d)", len(blocks), method,
+                 estimator.n_estimators, block_trees)
+    else:
+        log.info("fitting %s on %d x %d points (%s), params %s, seed %d", method, *X_fit.shape, fit_on, params,
+                 seed)
     result = {
         "params": dict(params), "seed": int(seed),
         "n_train": int(X_fit.shape[0]), "n_val": int(X_val.shape[0]), "n_test": int(split.X_test.shape[0]),
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if streams(estimator, spec.task):
-            sizes = {v for _, values in stages for v in values}
-            fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
-                                  stage_sizes=_streamed_stage_indices(estimator, sizes), model_path=model_path)
+        if streamed:
+            sizes = _streamed_stage_indices(estimator, {v for _, values in stages for v in values})
+            if blocks:
+                from .block_sums import merge_blocks
+
+                classes = encode_classes(y_fit)[0]  # as the forest sets its classes_
+                rows = {part: X.shape[0] for part, (X, _) in parts.items() if X.shape[0]}
+                fitted = merge_blocks(blocks, {**dict(block_check or {}), "n_estimators": int(estimator.n_estimators),
+                                               "block_trees": block_trees}, classes, rows, sizes, model_path, log)
+            else:
+                fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
+                                      stage_sizes=sizes, model_path=model_path, block_trees=block_trees)
         else:
             start = time.perf_counter()
             estimator.fit(X_fit, y_fit)
@@ -432,13 +463,16 @@ def _streamed_stages(task, param, values, parts, fitted):
 
 
 def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n_jobs=1, save_model=None,
-        provenance=None, inherit=None, stages=None):
+        provenance=None, inherit=None, stages=None, block_trees=None, blocks=None):
     """Fit, measure and write the run folder ``run_dir``; returns the metrics dict.
 
     ``provenance`` (e.g. the selection file a final run used) is recorded in ``params.yaml``. ``inherit``
     ({param: selection YAML}) fills in inherited parameters first (:func:`resolve_inherited`); the files are
     recorded under ``inherited``. ``stages`` ({param: [sizes]}) scores the fit at smaller sizes too (staged
-    sweeps); recorded in ``params.yaml`` so that ``rerun`` repeats it.
+    sweeps); recorded in ``params.yaml`` so that ``rerun`` repeats it. ``block_trees`` (bagged forests) sums the
+    trees' probabilities in blocks of that many trees, and ``blocks`` (folders of :func:`treeopt.experiments.blocks.
+    run_block`) merges those block jobs instead of fitting: the same run folder either way (``block_trees`` is
+    recorded in ``params.yaml``; ``rerun`` fits in one job).
     """
     stages = {str(k): [_plain(v) for v in vals] for k, vals in dict(stages or {}).items()}
     params, inherited = resolve_inherited(params, inherit)
@@ -470,15 +504,21 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
-            **({"stages": stages} if stages else {}), **_plain(provenance),
+            **({"stages": stages} if stages else {}),
+            **({"block_trees": int(block_trees)} if block_trees is not None else {}), **_plain(provenance),
         }
+        if blocks:
+            setup["merged_blocks"] = [str(b) for b in blocks]
         setup["repeat"] = f"python -m treeopt.experiments rerun {shown_dir / 'params.yaml'} --out NEW_FOLDER"
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
         split = _load_split(split_path)
         keep = get_method(method).keeps_model if save_model is None else save_model
         measured, estimator = fit_and_measure(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs, log=logger,
                                               stages=tuple(stages.items()),
-                                              model_path=tmp / "model.npz" if keep else None)
+                                              model_path=tmp / "model.npz" if keep else None,
+                                              block_trees=block_trees, blocks=blocks,
+                                              block_check={k: setup[k] for k in ("dataset", "method", "params",
+                                                                                 "seed", "fit_on", "split_sha256")})
         arrays = measured.pop("_arrays", None)
         if arrays is not None:  # segmentation: test label maps for figures
             np.savez_compressed(tmp / "segmentation.npz", **arrays)
@@ -512,8 +552,9 @@ def rerun(params_file, out_dir, *, force=False):
     if not isinstance(setup, dict) or not {"dataset", "method", "params", "seed", "split"} <= set(setup):
         raise RunFolderError(f"{params_file}: not a run's params.yaml (needs dataset, method, params, seed, split)")
     provenance = {k: v for k, v in setup.items() if k not in {"dataset", "method", "params", "seed", "fit_on",
-                                                             "n_jobs", "split", "split_sha256", "repeat", "stages"}}
+                                                             "n_jobs", "split", "split_sha256", "repeat", "stages",
+                                                             "block_trees", "merged_blocks"}}
     return run(out_dir, dataset=setup["dataset"], method=setup["method"], params=setup["params"],
                seed=setup["seed"], split_path=setup["split"], fit_on=setup.get("fit_on", "train"),
                n_jobs=setup.get("n_jobs", 1),
-               provenance=provenance, stages=setup.get("stages"))
+               provenance=provenance, stages=setup.get("stages"), block_trees=setup.get("block_trees"))

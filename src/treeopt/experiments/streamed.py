@@ -48,7 +48,8 @@ def _tree_in_forest_columns(estimator, n_classes):
                 n_samples=tree.n_samples, value_kind="probabilities", x_dtype=tree.x_dtype)
 
 
-def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_path=None):
+def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_path=None, block_trees=None,
+                 trees=None):
     """Fit ``estimator`` (a forest with ``fit_iter``) on ``(X_fit, y_fit)``, scoring tree by tree.
 
     ``parts`` maps "train" / "val" / "test" to row matrices (empty ones are skipped). Returns a dict:
@@ -57,23 +58,36 @@ def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_
     ``oblique``, ``fallbacks`` (per tree; fallbacks only for learners that count them), ``first_tree`` (the tree
     when the forest has one, else None), ``fit_seconds``, ``predict_seconds``. With ``model_path`` the trees go
     to that tree file one by one (:class:`treeopt.trees.TreeWriter`).
+
+    ``block_trees``: the trees' probabilities are summed in blocks of that many trees
+    (:class:`treeopt.forest.bagging.RunningProba`), as a forest split into block jobs is merged. ``trees``: a block
+    job, fitting only the trees of that ``range`` (one block: it starts at a multiple of ``block_trees`` and holds
+    at most ``block_trees`` trees); instead of labels it returns the block's probability sums, ``partial``
+    ({part: {m: sum of the block's trees up to tree m}} for the wanted m in the block) and ``block_sum`` ({part:
+    sum of all its trees}), which :mod:`treeopt.experiments.blocks` merges in block order.
     """
     from ..forest.bagging import RunningProba
 
     n_trees = int(estimator.n_estimators)
-    wanted = {int(m) for m in stage_sizes if 1 <= int(m) <= n_trees}
+    block = trees is not None
+    if block and (block_trees is None or trees.start % block_trees or len(trees) > block_trees):
+        raise ValueError(f"a block job fits one block of block_trees={block_trees} trees, got trees "
+                         f"{trees.start}..{trees.stop - 1}")
+    first, last = (trees.start, trees.stop) if block else (0, n_trees)
+    wanted = {int(m) for m in stage_sizes if first < int(m) <= last}
     out = {"labels": {}, "staged": {}, "tree_stats": [], "leaves": [], "oblique": [], "fallbacks": [],
-           "first_tree": None}
+           "first_tree": None, "partial": {}, "block_sum": {}}
     sums = None
     scoring = predicting = 0.0
     start = time.perf_counter()
-    writer = TreeWriter(model_path, n_trees) if model_path is not None else nullcontext()
+    writer = TreeWriter(model_path, last - first) if model_path is not None else nullcontext()
     with writer:
-        for m, estimator_i in enumerate(estimator.fit_iter(X_fit, y_fit), start=1):
+        for m, estimator_i in enumerate(estimator.fit_iter(X_fit, y_fit, trees=trees), start=first + 1):
             t0 = time.perf_counter()
             if sums is None:  # classes_ is known once the first tree is fitted
-                sums = {part: RunningProba(estimator, X) for part, X in parts.items() if X.shape[0]}
+                sums = {part: RunningProba(estimator, X, block_trees) for part, X in parts.items() if X.shape[0]}
                 out["staged"] = {part: {} for part in sums}
+                out["partial"] = {part: {} for part in sums}
             packed = RunningProba.packed(estimator_i, estimator.classes_.shape[0])
             for part, running in sums.items():
                 t_part = time.perf_counter()
@@ -81,7 +95,12 @@ def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_
                 if part == "test":
                     predicting += time.perf_counter() - t_part
             for part, running in sums.items():
-                if m in wanted or m == n_trees:
+                if block:
+                    if m in wanted:
+                        out["partial"][part][m] = running.total.copy()
+                    if m == last:
+                        out["block_sum"][part] = running.total
+                elif m in wanted or m == n_trees:
                     labels = estimator.classes_[running.proba().argmax(axis=1)]  # as predict does
                     if m in wanted:
                         out["staged"][part][m] = labels

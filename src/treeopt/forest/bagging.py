@@ -33,6 +33,18 @@ def tree_seeds(random_state, n_trees):
     return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
 
 
+def tree_range(trees, n_estimators):
+    """``trees`` (None: all of ``range(n_estimators)``) checked to be a non-empty ``range`` of step 1 inside it."""
+    if trees is None:
+        return range(int(n_estimators))
+    if not isinstance(trees, range) or trees.step != 1 or len(trees) == 0:
+        raise ValueError(f"trees must be a non-empty range of tree indices with step 1, got {trees!r}")
+    if trees.start < 0 or trees.stop > n_estimators:
+        raise ValueError(f"trees {trees.start}..{trees.stop - 1} are not all among the forest's "
+                         f"{n_estimators} trees (0..{n_estimators - 1})")
+    return trees
+
+
 class PackedForest:
     """The trees of a forest concatenated into flat node arrays (see :func:`forest_accumulate`).
 
@@ -87,6 +99,12 @@ class PackedForest:
 class RunningProba:
     """The sum of a forest's tree probabilities on fixed rows ``X``, added one tree at a time.
 
+    With ``block_trees`` = s the trees are summed in blocks of s (trees 0..s-1, s..2s-1, ...): each block from
+    zero, the finished blocks' sums added to each other in block order (:func:`blocked_sum`). This is how a
+    forest split into jobs of s trees each is merged (:mod:`treeopt.experiments.blocks`), so one job and the
+    blocks give the same bits; floating-point addition is not associative, so a different s may differ in the
+    last bits (a forest of at most s trees is summed exactly as without blocks).
+
     ``add(estimator)`` adds one fitted tree (an element of ``estimators_``, or one yielded by
     :meth:`BaggedTreesClassifier.fit_iter`) and the tree can then be dropped; ``proba()`` is the mean over the
     trees added so far. The trees are added through the same kernel and in the same order as
@@ -95,11 +113,15 @@ class RunningProba:
     of the whole forest bit for bit.
     """
 
-    def __init__(self, forest, X):
+    def __init__(self, forest, X, block_trees=None):
         self.X = validate_features(forest, X, reset=False)
         self.n_classes = forest.classes_.shape[0]
-        self.total = np.zeros((self.X.shape[0], self.n_classes))
+        self.total = np.zeros((self.X.shape[0], self.n_classes))  # the sum of the current block's trees
         self.n_trees = 0
+        if block_trees is not None and (not isinstance(block_trees, Integral) or block_trees < 1):
+            raise ValueError(f"block_trees must be a positive integer or None, got {block_trees!r}")
+        self.block_trees = block_trees
+        self.done = None if block_trees is None else np.zeros_like(self.total)  # the sum of the finished blocks
 
     @staticmethod
     def packed(estimator, n_classes):
@@ -113,14 +135,29 @@ class RunningProba:
         """Add one tree; ``packed``: its :meth:`packed` copy when already made."""
         if packed is False:
             packed = self.packed(estimator, self.n_classes)
+        if self.block_trees is not None and self.n_trees and self.n_trees % self.block_trees == 0:
+            self.done += self.total  # a block is finished: its sum joins the others', in block order
+            self.total[:] = 0.0
         if packed is not None:
             packed.accumulate(self.X, 0, 1, self.total)
         else:
             self.total[:, np.asarray(estimator.classes_, dtype=np.int64)] += estimator.tree_.predict_proba(self.X)
         self.n_trees += 1
 
+    def sum(self):
+        """The sum of the probability rows of the trees added so far (finished blocks first, see the class)."""
+        return self.total if self.done is None else blocked_sum(self.done, self.total)
+
     def proba(self):
-        return self.total / self.n_trees
+        return self.sum() / self.n_trees
+
+
+def blocked_sum(done, block):
+    """The sum over a forest's first m trees when trees are summed in blocks: ``done`` (the sums of the finished
+    blocks, added in block order) plus ``block`` (the current block's sum of its first trees up to m). One
+    expression for a forest scored in one job (:class:`RunningProba` with ``block_trees``) and for block jobs
+    merged (:mod:`treeopt.experiments.blocks`), so both give the same bits."""
+    return done + block
 
 
 def predict_proba_saved(path, X, n_trees=None):
@@ -262,7 +299,7 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         self._packed_forest = self._pack()
         return self
 
-    def fit_iter(self, X, y):
+    def fit_iter(self, X, y, trees=None):
         """Fit the forest tree by tree, yielding each fitted tree's estimator in order, and keep none of them.
 
         The trees are those :meth:`fit` grows (tree i depends only on ``(random_state, i)``), handed out in
@@ -270,18 +307,24 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         wait to be taken, so memory does not grow with ``n_estimators`` when the caller drops each tree after
         use (adds its class scores to a running sum, writes it to disk: :mod:`treeopt.experiments.streamed`).
         ``classes_`` and ``n_features_in_`` are set before the first tree; ``estimators_`` is not set.
+
+        ``trees``: a ``range`` of tree indices within ``0..n_estimators-1`` (step 1) to fit only those, e.g. one
+        block of a forest split into several jobs (:mod:`treeopt.experiments.blocks`); tree i is the same tree
+        as in the whole forest, since its seed depends only on ``(random_state, i)``.
         """
         self._validate_params()
-        yield from self._fit_trees(X, y)
+        yield from self._fit_trees(X, y, tree_range(trees, self.n_estimators))
 
     def _n_workers(self):
         return max(1, min(effective_n_jobs(self.n_jobs), self.n_estimators))
 
-    def _fit_trees(self, X, y):
-        """Validate, set ``classes_`` and ``n_features_in_``, and yield the fitted trees in order."""
+    def _fit_trees(self, X, y, trees=None):
+        """Validate, set ``classes_`` and ``n_features_in_``, and yield the fitted trees ``trees`` (default: all)
+        in order."""
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
-        seeds = tree_seeds(self.random_state, self.n_estimators)
+        trees = tree_range(trees, self.n_estimators)
+        seeds = tree_seeds(self.random_state, self.n_estimators)[trees.start:trees.stop]
         self._check_base(self._make_estimator())
         # the first tree alone, so that an unusable base learner fails now and fast, not at predict
         progress = TreeProgress(type(self).__name__, len(seeds))

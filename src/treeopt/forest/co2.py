@@ -10,7 +10,7 @@ from ..greedy._co2_grow import feature_order_rows, grow_co2_tree
 from ..greedy.co2 import CO2TreeClassifier
 from ._ordered import ordered_map
 from ._progress import TreeProgress
-from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_seeds
+from .bagging import BaggedTreesClassifier, bootstrap_indices, tree_range, tree_seeds
 
 _TREE_PARAMS = ("nu", "learning_rate", "max_features", "max_depth", "min_samples_split", "min_samples_leaf",
                 "max_epochs", "tau", "tol", "n_iter_no_change", "tol_reference", "batch_size", "momentum", "axis_fallback", "compare_with_axis",
@@ -94,12 +94,13 @@ class CO2ForestClassifier(BaggedTreesClassifier):
         self._packed_forest = self._pack()
         return self
 
-    def _fit_trees(self, X, y):
+    def _fit_trees(self, X, y, trees=None):
         X, y = validate_training_data(self, X, y)
         self.classes_, y_enc = encode_classes(y)
         k = self.classes_.shape[0]
         n, p = X.shape
-        seeds = tree_seeds(self.random_state, self.n_estimators)
+        trees = tree_range(trees, self.n_estimators)
+        seeds = tree_seeds(self.random_state, self.n_estimators)[trees.start:trees.stop]
         order = np.empty((p, n), dtype=np.uint32)  # every feature's sorted rows, shared by the trees' axis searches
         progress = TreeProgress(type(self).__name__, len(seeds))
         note_kernel_compile(type(self).__name__, feature_order_rows, grow_co2_tree)

@@ -1,0 +1,148 @@
+"""A big forest as several jobs: tree blocks fitted apart, merged into the run one job would have written.
+
+The trees of a bagged forest are independent: tree i is grown from its own seed, which depends only on
+``(random_state, i)`` (:func:`treeopt.forest.bagging.tree_seeds`), so trees ``a..b-1`` can be fitted by one job
+and the rest by others. A forest of T trees split into blocks of s trees (``forest_block_trees`` in the config)
+is T / s **block jobs** (:func:`run_block`: trees ``j s .. (j+1) s - 1``, the data and parameters of the final run)
+and one **merge** (the final run itself, :func:`treeopt.experiments.runner.run` with ``blocks=``), which reads
+the blocks in tree order and writes the run folder.
+
+Same numbers as one job: a run's scores come from the sum of its trees' class probabilities on the training,
+validation and test rows, read off at every staged size. Floating-point addition is not associative, so the
+sums are made in blocks in both cases: within a block from zero, tree by tree in tree order, and the finished
+blocks' sums added in block order (:class:`treeopt.forest.bagging.RunningProba` with ``block_trees`` in one
+job; here from each block's saved sums, through the same :func:`~treeopt.forest.bagging.blocked_sum`). A block
+saves its sum at every staged size inside it and at its end (``sums.npz``), its trees' statistics
+(``block.json``) and, when the model is kept, its trees (``model.npz``; the merge writes them in order into the
+run's ``model.npz``). The run folder is therefore the same for any split, bit for bit outside timings
+(``fit_seconds`` and ``predict_seconds`` are the blocks' sums), and ``rerun`` of it in one job gives the same
+numbers (``params.yaml`` records ``block_trees``). ``tests/test_forest_blocks.py`` checks this for CO2 and OC1
+forests.
+
+A block folder is written like a run folder: into a hidden temporary sibling (same names and marker as
+:mod:`treeopt.experiments.runner`'s, so stale ones of killed jobs are cleaned the same way) and renamed into
+place at the end: an interrupted block leaves nothing that looks finished. This module fits blocks; their folders'
+checks and the merge are in :mod:`treeopt.experiments.block_sums` (which the runner imports: no import circle).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .block_sums import BlockError, block_ranges, block_setup, is_block_folder, merge_blocks, read_blocks
+
+__all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
+           "run_block"]
+
+
+def _logger(tmp):
+    """A logger writing to ``tmp/log.txt`` (with treeopt's library lines), and a function that detaches it."""
+    logger = logging.getLogger(f"treeopt.block.{tmp.name}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(tmp / "log.txt")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    library = logging.getLogger("treeopt")
+    level = library.level
+    library.setLevel(logging.INFO)
+    library.addHandler(handler)
+
+    def detach():
+        handler.close()
+        logger.removeHandler(handler)
+        library.removeHandler(handler)
+        library.setLevel(level)
+
+    return logger, detach
+
+
+def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, block_trees, fit_on="trainval",
+              n_jobs=1, save_model=None, inherit=None, stages=None):
+    """Fit trees ``trees`` (a (start, stop) pair or range: one block) of the forest the run ``method`` /
+    ``params`` / ``seed`` on ``split_path`` fits, and write the block folder ``block_dir``; returns its record.
+
+    The arguments are those of the final run that merges the block (:func:`treeopt.experiments.runner.run`);
+    ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
+    """
+    from . import runner as _runner
+    from .methods import get_method, make_estimator
+    from .streamed import fit_streamed, streams
+
+    trees = range(*trees) if not isinstance(trees, range) else trees
+    params, inherited = _runner.resolve_inherited(params, inherit)
+    block_dir = Path(os.path.abspath(block_dir))
+    if block_dir.exists() and not (is_block_folder(block_dir) or (block_dir.is_dir() and not any(block_dir.iterdir()))):
+        raise BlockError(f"{block_dir}: exists and is not a block folder; it is left alone")
+    block_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _runner._make_temporary(block_dir)
+    logger, detach = _logger(tmp)
+    try:
+        split = _runner._load_split(split_path)
+        spec = get_method(method)
+        X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)
+        estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
+        if not streams(estimator, spec.task):
+            raise BlockError(f"method {method!r} cannot be split into tree blocks: only treeopt's bagged forests "
+                             f"(CO2 Forest, OC1 Forest) are fitted tree by tree")
+        n_estimators = int(estimator.n_estimators)
+        sizes = {v for values in dict(stages or {}).values() for v in values}
+        wanted = _runner._streamed_stage_indices(estimator, sizes)
+        keep = spec.keeps_model if save_model is None else save_model
+        logger.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, "
+                    "seed %d", trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on,
+                    params, seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
+                                  stage_sizes=wanted, model_path=tmp / "model.npz" if keep else None,
+                                  block_trees=int(block_trees), trees=trees)
+        for w in caught:
+            logger.warning("%s: %s", w.category.__name__, w.message)
+        arrays = {f"{part}_sum": total for part, total in fitted["block_sum"].items()}
+        arrays.update({f"{part}_m{m}": total for part, by_m in fitted["partial"].items() for m, total in by_m.items()})
+        np.savez(tmp / "sums.npz", **arrays)
+        record = {
+            "dataset": dataset, "method": method, "params": _runner._plain(dict(params)), "seed": int(seed),
+            "fit_on": fit_on, "split_sha256": _runner._sha256(split_path), "n_estimators": n_estimators,
+            "block_trees": int(block_trees), "trees": [trees.start, trees.stop],
+            "stages": sorted(int(m) for m in wanted if trees.start < m <= trees.stop),
+            "classes": _runner._plain(estimator.classes_.tolist()), "model": bool(keep),
+            "tree_stats": _runner._plain(fitted["tree_stats"]), "leaves": _runner._plain(fitted["leaves"]),
+            "oblique": _runner._plain(fitted["oblique"]), "fallbacks": _runner._plain(fitted["fallbacks"]),
+            "fit_seconds": fitted["fit_seconds"], "predict_seconds": fitted["predict_seconds"],
+            **({"inherited": inherited} if inherited else {}),
+        }
+        (tmp / "block.json").write_text(json.dumps(record, indent=1) + "\n")
+        logger.info("block done: %d trees, fit %.3f s", len(trees), fitted["fit_seconds"])
+        detach()
+        _replace(tmp, block_dir)
+        return record
+    except BaseException:
+        logger.exception("block failed")
+        detach()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _replace(tmp, block_dir):
+    """Rename the finished temporary into place (an earlier block folder there is replaced)."""
+    (tmp / _runner_marker()).unlink()
+    if block_dir.exists():
+        if not (is_block_folder(block_dir) or not any(block_dir.iterdir())):
+            raise BlockError(f"{block_dir}: exists and is not a block folder; left alone (the block is not saved)")
+        shutil.rmtree(block_dir)
+    os.rename(tmp, block_dir)
+
+
+def _runner_marker():
+    from .runner import TMP_MARKER
+
+    return TMP_MARKER
