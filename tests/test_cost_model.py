@@ -216,3 +216,13 @@ def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
     # SLURM: a block asks for 3x its predicted time, the merge for the floor
     assert resources.run_runtime("paper", blocks[0]) == math.ceil(parts[0].cpu_seconds * 3 / 60)
     assert resources.run_runtime("paper", final) == model["safety"]["min_minutes"]
+
+
+def test_plan_estimate_shows_small_costs_with_three_significant_digits():
+    from treeopt.experiments.__main__ import _hours
+
+    assert _hours(15, 0) == "0.00417"  # a 15-s profile is not printed as 0.0 hours
+    assert _hours(3600 * 5, 0) == "5.00"
+    assert _hours(3600 * 1392.04, 0) == "1392.0"
+    assert _hours(0, 0) == "0.0"
+    assert len(_hours(15)) == 10  # the table's column width

@@ -39,6 +39,7 @@ only a run's files); any other non-empty folder is refused, with or without ``--
 """
 
 import argparse
+import math
 import sys
 from collections import Counter
 
@@ -138,8 +139,11 @@ def _migrate(args):
     return 0
 
 
-def _hours(seconds):
-    return f"{seconds / 3600:10.1f}"
+def _hours(seconds, width=10):
+    """Hours with at least three significant digits, so that small costs show (a run of 15 s: 0.00417, not 0.0)."""
+    hours = seconds / 3600
+    decimals = 1 if hours >= 10 or hours <= 0 else min(8, 2 - math.floor(math.log10(hours)))
+    return f"{hours:{width}.{decimals}f}"
 
 
 def _print_estimate(plan, cores, threads=None):
@@ -167,10 +171,10 @@ def _print_estimate(plan, cores, threads=None):
     print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest):>13s} {blocks:6d}")
     if worst is not None:
         kind = "a tree block" if worst.longest_job.startswith(BLOCKS_DIR) else "a run"
-        print(f"  longest job ({kind}): {longest / 3600:.1f} hours with {threads} thread(s), {worst.longest_job}")
+        print(f"  longest job ({kind}): {_hours(longest, 0)} hours with {threads} thread(s), {worst.longest_job}")
     for n in cores:
         wall = max(total / n, longest)
-        print(f"  on {n} cores: at least {wall / 3600:.1f} hours ({wall / 86400:.1f} days)"
+        print(f"  on {n} cores: at least {_hours(wall, 0)} hours ({_hours(wall / 24, 0)} days)"
               f"{' (the longest job)' if wall == longest else ''}")
     unknown = sum(c.unknown for c in costs.values())
     if unknown:
