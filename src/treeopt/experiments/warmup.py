@@ -23,6 +23,7 @@ import logging
 import os
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -145,12 +146,19 @@ def warm_up(estimator, X, y, *, task, name, log=None):
     start = time.perf_counter()
     with kernel_lock(name) as waited, numba_compile_clock() as clock:
         log.info("compiling numba kernels for %s (or loading them from numba's cache) ...", name)
+        library = logging.getLogger("treeopt")
+        level = library.level
+        library.setLevel(logging.WARNING)  # the small fit's progress lines (epochs, trees) would read as the run's
         try:
-            small.fit(X[rows], y[rows])
-            exercise_prediction(small, X[rows])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a 200-row fit's warnings (few points per class...) are not the run's
+                small.fit(X[rows], y[rows])
+                exercise_prediction(small, X[rows])
         except Exception as exc:  # noqa: BLE001 (any failure only means the real fit compiles for itself)
             log.warning("warm-up fit of %s failed (%s: %s); the timed fit may include numba compilation",
                         name, type(exc).__name__, exc)
+        finally:
+            library.setLevel(level)
     seconds = time.perf_counter() - start
     log.info("compiling numba kernels for %s ... %.1f s (compiled %.1f s, compiled or loaded %.1f s, waited %.1f s "
              "for another job's compile; not part of fit_seconds)", name, seconds, clock.compile, clock.lock, waited)
