@@ -90,11 +90,12 @@ def warm_up():
 
 
 def throughput(args):
-    peak = peak_gflops()
+    peak = peak_gflops(args.gemm_size)
     print(f"one core: {peak:.2f} GFLOP/s (single-thread float64 GEMM)", flush=True)
     rows = []
     for p in [int(v) for v in args.p.split(",")]:
-        X, y, k = training_data(DATASETS[p])
+        X, y, k = training_data(args.dataset or DATASETS[p])
+        p = X.shape[1]
         n = min(args.n, X.shape[0])
         X, y = np.ascontiguousarray(X[:n]), y[:n]
         depths = [int(d) for d in args.depths.split(",")]
@@ -111,7 +112,7 @@ def throughput(args):
                 wall, cpu, la0, la1 = timed_epoch(X, y, W, b, Theta, depth, fast=True, stable=stable)
                 flops = depth * (depth + 1) * p
                 gflops = flops * n / cpu / 1e9
-                row = {"dataset": DATASETS[p], "p": p, "depth": depth, "split_rows": m,
+                row = {"dataset": args.dataset or DATASETS[p], "p": p, "depth": depth, "split_rows": m,
                        "sgd": "ssgd" if stable else "sgd", "inference": "fast", "n_samples": n,
                        "wall_seconds": wall, "cpu_seconds": cpu, "samples_per_second_wall": n / wall,
                        "samples_per_second_cpu": n / cpu, "fast_inference_flops_per_sample": flops,
@@ -129,7 +130,8 @@ def throughput(args):
 
 
 def fast_vs_exact(args):
-    X, y, k = training_data("connect4")
+    dataset = args.dataset or "connect4"
+    X, y, k = training_data(dataset)
     rows = []
     for depth in [int(d) for d in args.depths.split(",")]:
         tree = AxisAlignedTreeClassifier(max_depth=depth, random_state=0).fit(X, y).tree_
@@ -140,7 +142,7 @@ def fast_vs_exact(args):
                 wall, cpu, la0, la1 = timed_epoch(X, y, W0.copy(), b0.copy(), T0.copy(), depth,
                                                   fast=inference == "fast", stable=False, nu=args.nu)
                 times.setdefault(inference, []).append((wall, cpu))
-                rows.append({"dataset": "connect4", "n_train": X.shape[0], "p": X.shape[1], "depth": depth,
+                rows.append({"dataset": dataset, "n_train": X.shape[0], "p": X.shape[1], "depth": depth,
                              "inference": inference, "sgd": "sgd", "wall_seconds": wall, "cpu_seconds": cpu,
                              "loadavg_before": la0, "loadavg_after": la1})
                 print(f"d={depth} {inference}: epoch {wall:.2f} s wall, {cpu:.2f} s CPU (load {la0} -> {la1})",
@@ -159,7 +161,7 @@ def fast_vs_exact(args):
     print(f"wrote {out}")
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["throughput", "fast-vs-exact"])
     parser.add_argument("--p", default="126,784", help="throughput: feature counts (126 Connect-4, 784 F-MNIST)")
@@ -168,8 +170,19 @@ def main():
     parser.add_argument("--nu", type=float, default=1.0)
     parser.add_argument("--fast-repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
-    args = parser.parse_args()
-    os.chdir(ROOT)
+    parser.add_argument("--dataset", default=None, help="another data set than Connect-4 / Fashion-MNIST (its own p)")
+    parser.add_argument("--gemm-size", type=int, default=1500, help="throughput: matrix size of the GEMM peak")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny run in the current folder (digits, depths 2-3, 300 samples): the script works; "
+                             "needs --out")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        if args.out is None:
+            parser.error("--smoke needs --out (never writes over the committed results)")
+        args.dataset, args.depths, args.p = args.dataset or "digits", args.depths or "2,3", "0"
+        args.n, args.fast_repeats, args.gemm_size = min(args.n, 300), 1, 200
+    else:
+        os.chdir(ROOT)
     warm_up()
     if args.what == "throughput":
         args.depths = args.depths or "6,8,10,12,14,16,18"

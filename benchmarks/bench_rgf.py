@@ -21,6 +21,7 @@ Writes benchmarks/results/rgf_speed.csv.
 """
 
 import argparse
+import importlib.util
 import time
 from pathlib import Path
 
@@ -34,6 +35,11 @@ from treeopt.experiments.config import load_config
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ["adult", "rgf_synth_q64_reg", "rgf_synth_q16_reg", "rgf_synth_q4_reg", "rgf_synth_q2_reg",
             "rgf_synth_q64_cls", "rgf_synth_q4_cls"]
+
+
+def installed(module):
+    """Whether an optional peer (``rgf`` = rgf-python, ``lightgbm``) is importable; absent peers are skipped."""
+    return importlib.util.find_spec(module) is not None
 
 
 def score(task, y, pred):
@@ -62,8 +68,6 @@ def run(dataset, l2_values, max_leaf, seed, config):
         print(f"{dataset:18s} {impl:14s} l2={l2!s:6s} {metric}={value:.4f} fit={seconds:.2f}s leaves={n_leaves}",
               flush=True)
 
-    from rgf.sklearn import RGFClassifier as TheirClf
-    from rgf.sklearn import RGFRegressor as TheirReg
     ours_cls = RGFRegressor if task == "regression" else RGFClassifier
     for l2 in l2_values:
         ours, sec = timed(lambda: ours_cls(max_leaf_nodes=max_leaf, l2=l2, min_samples_leaf=10,
@@ -72,6 +76,11 @@ def run(dataset, l2_values, max_leaf, seed, config):
         ours, sec = timed(lambda: ours_cls(max_leaf_nodes=max_leaf, l2=l2, min_samples_leaf=10,
                                            correction_start="zero", random_state=seed).fit(X, y))
         add("treeopt_zero_start", l2, ours, sec, ours.n_leaves_)
+        if not installed("rgf"):
+            continue
+        from rgf.sklearn import RGFClassifier as TheirClf
+        from rgf.sklearn import RGFRegressor as TheirReg
+
         kw = dict(max_leaf=max_leaf, l2=float(l2), algorithm="RGF", loss="LS", min_samples_leaf=10,
                   test_interval=100, opt_interval=100, learning_rate=0.5)
         if task == "regression":
@@ -80,20 +89,21 @@ def run(dataset, l2_values, max_leaf, seed, config):
             theirs, sec = timed(lambda: TheirClf(normalize=False, n_jobs=1, **kw).fit(X, y))
         add("rgf-python", l2, theirs, sec, max_leaf)
 
-    import lightgbm
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
     J, n_trees = 8, max(1, max_leaf // 8)
     if task == "regression":
-        lgb = lightgbm.LGBMRegressor
         skl = GradientBoostingRegressor(max_leaf_nodes=J, max_depth=None, learning_rate=0.1, n_estimators=n_trees,
                                         min_samples_leaf=10, random_state=seed)
     else:
-        lgb = lightgbm.LGBMClassifier
         skl = GradientBoostingClassifier(max_leaf_nodes=J, max_depth=None, learning_rate=0.1, n_estimators=n_trees,
                                          min_samples_leaf=10, random_state=seed, loss="exponential")
-    model, sec = timed(lambda: lgb(num_leaves=J, n_estimators=n_trees, learning_rate=0.1, min_child_samples=10,
-                                   num_threads=1, verbose=-1, random_state=seed).fit(X, y))
-    add("lightgbm", None, model, sec, J * n_trees)
+    if installed("lightgbm"):
+        import lightgbm
+
+        lgb = lightgbm.LGBMRegressor if task == "regression" else lightgbm.LGBMClassifier
+        model, sec = timed(lambda: lgb(num_leaves=J, n_estimators=n_trees, learning_rate=0.1, min_child_samples=10,
+                                       num_threads=1, verbose=-1, random_state=seed).fit(X, y))
+        add("lightgbm", None, model, sec, J * n_trees)
     model, sec = timed(lambda: skl.fit(X, y))
     add("sklearn_gbdt", None, model, sec, J * n_trees)
     return rows
@@ -102,18 +112,22 @@ def run(dataset, l2_values, max_leaf, seed, config):
 def warm_up():
     """One tiny fit of each implementation first, so no timing below includes loading numba's compiled kernels
     or rgf-python's first start."""
-    from rgf.sklearn import RGFRegressor as TheirReg
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
     RGFRegressor(max_leaf_nodes=20).fit(X, y).predict(X)
     RGFClassifier(max_leaf_nodes=20).fit(X, y > 0).predict(X)
-    TheirReg(max_leaf=20).fit(X, y).predict(X)
+    if installed("rgf"):
+        from rgf.sklearn import RGFRegressor as TheirReg
+
+        TheirReg(max_leaf=20).fit(X, y).predict(X)
 
 
 def summarise(rows):
     """Per data set and lambda: ours vs rgf-python, the metric difference and the fit-time ratio."""
     df = pd.DataFrame(rows)
     out = []
+    if "rgf-python" not in set(df["impl"]):  # rgf-python not installed: nothing to compare with
+        return pd.DataFrame(out)
     for (dataset, l2), sub in df[df["l2"].notna()].groupby(["dataset", "l2"], sort=False):
         ours = sub[sub["impl"] == "treeopt"].iloc[0]
         zero = sub[sub["impl"] == "treeopt_zero_start"].iloc[0]
@@ -131,14 +145,17 @@ def summarise(rows):
     return pd.DataFrame(out)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--l2", default="1,0.1,0.01")
     parser.add_argument("--max-leaf", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/rgf_speed.csv"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    missing = [name for module, name in (("rgf", "rgf-python"), ("lightgbm", "lightgbm")) if not installed(module)]
+    if missing:
+        print(f"not installed, skipped: {', '.join(missing)} (pip install rgf_python lightgbm)", flush=True)
     config = load_config(ROOT / "config.yaml")
     warm_up()
     rows = []

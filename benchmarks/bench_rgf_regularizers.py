@@ -26,14 +26,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = (("l2", 1.0, 0.01), ("min_penalty", 2.0, 0.005), ("min_penalty_sib", 2.0, 0.005))
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default="rgf_synth_q4_reg,rgf_synth_q64_reg")
     parser.add_argument("--max-leaf", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--label", default="")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/rgf_regularizer_speed.csv"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     config = load_config(ROOT / "config.yaml")
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(200, 3)), rng.normal(size=200)

@@ -35,7 +35,7 @@ from treeopt.tao import TAOTreeClassifier
 from tao_schedule import COLUMNS, estimate  # noqa: E402  (benchmarks/ is on sys.path when this script runs)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="config.yaml")
     parser.add_argument("--dataset", default="fashion_mnist")
@@ -50,7 +50,7 @@ def main():
     parser.add_argument("--passes-out", default="benchmarks/results/tao_speed_passes.csv",
                         help="per TAO pass: wall, node-solve seconds summed over threads, largest solve, LIBLINEAR seconds")
     parser.add_argument("--tasks-out", default=None, help="CSV of every node solve (one file per n_jobs)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     TAOTreeClassifier._shift_features = args.shift
     TAOTreeClassifier._record_tasks = True  # thread CPU per node solve, for the idle-machine wall estimate

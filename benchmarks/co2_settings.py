@@ -20,7 +20,10 @@ FALLBACK = {"letter": dict(nu=4.0, learning_rate=0.01, max_features="p^0.5"),
             "connect4_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.9", standardize="node"),
             # co2_forest_node's seed-0 choices in the paper-profile run of 2026-11-24 (library f58e1bf)
             "letter_node": dict(nu=0.3, learning_rate=0.01, max_features="p^0.5", standardize="node"),
-            "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node")}
+            "satimage_node": dict(nu=0.1, learning_rate=0.03, max_features="p^0.6", standardize="node"),
+            # not a validated choice: the smoke runs of the benchmarks (tests/test_benchmarks_smoke.py) on a data set
+            # that needs no download
+            "digits": dict(nu=1.0, learning_rate=0.01, max_features="p^0.5")}
 ROOT = Path(__file__).resolve().parents[1]
 _PLANS = {}
 

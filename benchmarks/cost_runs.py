@@ -55,6 +55,15 @@ RUN_ROOTS = ["/work/ng/results/runs/connect4/cart", "/work/ng/results/runs/conne
              "/work/ng/results/runs/connect4/random_oblique_tree", "/work/ng/results/runs/connect4/nongreedy_tree",
              "/work/optimal/results/runs/satimage", "/work/optimal/results/runs/connect4"]
 MODEL = ROOT / "src/treeopt/experiments/cost_model.yaml"
+PROCESSED = ROOT / "data/processed"  # prepared splits (run shapes are read from their headers)
+
+# --smoke: one tiny run of each kind, so the script's every command can be re-run in seconds (tests)
+SMOKE_CALIBRATION_RUNS = {
+    "cart/digits/6": ("digits", "cart", {"max_depth": 6, "min_samples_leaf": 1}, "train", None, 1),
+}
+SMOKE_CHECK_RUNS = {
+    "cart/digits/4": ("digits", "cart", {"max_depth": 4, "min_samples_leaf": 1}, "train", None, 1),
+}
 
 # name: (dataset, method, params, fit_on, stages {param: [values]}, n_jobs)
 CALIBRATION_RUNS = {
@@ -192,7 +201,7 @@ EARLIER_RUNS = {
 def run_one(name, spec, out_path):
     dataset, method, params, fit_on, stages, n_jobs = spec
     cmd = [sys.executable, str(HERE / "run_memory.py"), dataset, method, json.dumps(params), "--fit-on", fit_on,
-           "--n-jobs", str(n_jobs)]
+           "--n-jobs", str(n_jobs), "--processed-dir", str(PROCESSED)]
     if stages:
         (param, values), = stages.items()
         cmd += ["--stage-param", param, "--stages", *map(str, values)]
@@ -241,12 +250,12 @@ def fit():
                 continue
             dataset, _, params, fit_on, stages, _ = CALIBRATION_RUNS[name]
             entry = cost._method_entry(model, method)
-            shape = cost.dataset_shape(dataset, model, ROOT / "data/processed")
+            shape = cost.dataset_shape(dataset, model, PROCESSED)
             units, _ = cost.work(entry["family"], params, shape, fit_on, tuple((stages or {}).items()))
             # the process's CPU beyond the start every run pays (imports, loading the split, scoring a small forest)
             excess = row["process_cpu_seconds"] - model["start_seconds"]
             if method == "nongreedy_tree":
-                excess -= cost.nongreedy_start_cpu(params, dataset, fit_on, model, ROOT / "data/processed")
+                excess -= cost.nongreedy_start_cpu(params, dataset, fit_on, model, PROCESSED)
             points.append((name, units, max(excess, 0.05 * row["process_cpu_seconds"])))
             row["excess_mb"] = round(max(row["peak_rss_mb"] - model["base_mb"] - shape.split_mb, 0.0), 1)
         # a run whose CPU is mostly the start measures the start's noise, not the family: left out of the fit
@@ -344,7 +353,7 @@ def folder_rows(model):
         try:
             est = cost.estimate_run(row["method"], row["params"], row["dataset"], fit_on=row["fit_on"],
                                     stages=tuple((row.get("stages") or {}).items()), threads=threads, model=model,
-                                    processed_dir=ROOT / "data/processed")
+                                    processed_dir=PROCESSED)
             busy = max(1, min(threads, est.parallel))
             fit = max(est.cpu_seconds - model["start_seconds"], 1e-9) / busy
             whole = (est.cpu_seconds - before_runner) / busy
@@ -374,12 +383,12 @@ def table():
 
     from treeopt.experiments import cost
 
-    model = cost.load_model(cost.MODEL_FILE)
+    model = cost.load_model(MODEL)  # the package's file, or the copy under --results
     out = []
     for name, row in _latest(_read(CHECK)).items():
         dataset, method, params, fit_on, stages, n_jobs = CHECK_RUNS[name]
         est = cost.estimate_run(method, params, dataset, fit_on=fit_on, stages=tuple((stages or {}).items()),
-                                threads=n_jobs, model=model, processed_dir=ROOT / "data/processed")
+                                threads=n_jobs, model=model, processed_dir=PROCESSED)
         out.append({"run": name, "dataset": dataset, "method": method, "n_fit": row["n_fit"], "threads": n_jobs,
                     "predicted_cpu_seconds": round(est.cpu_seconds, 1), "measured_cpu_seconds": row["process_cpu_seconds"],
                     "cpu_ratio": round(row["process_cpu_seconds"] / est.cpu_seconds, 3),
@@ -389,7 +398,7 @@ def table():
                     "load_after": row["load_after"], "started": row["started"]})
     for name, (dataset, method, params, fit_on, stages, threads, (low, high), source) in EARLIER_RUNS.items():
         est = cost.estimate_run(method, params, dataset, fit_on=fit_on, stages=tuple((stages or {}).items()),
-                                threads=threads, model=model, processed_dir=ROOT / "data/processed")
+                                threads=threads, model=model, processed_dir=PROCESSED)
         fit = (est.cpu_seconds - model["start_seconds"]) / max(1, min(threads, est.parallel))
         out.append({"run": name, "dataset": dataset, "method": method, "threads": threads,
                     "predicted_fit_wall_seconds": round(fit, 1), "measured_fit_wall_seconds": f"{low}-{high}",
@@ -436,12 +445,43 @@ def summary(runs):
         {"predicted_run_hours": 3, "measured_run_hours": 3})
 
 
+def use_results(folder):
+    """Write (and read) every result file in ``folder``; ``fit`` rewrites a copy of the model there."""
+    global RESULTS, CALIBRATION, CHECK, CHECK_CSV, CHECK_FOLDERS, CHECK_SUMMARY, MODEL
+    folder = folder.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    model = folder / MODEL.name
+    if not model.exists():
+        model.write_text(MODEL.read_text())
+    RESULTS, MODEL = folder, model
+    CALIBRATION, CHECK = folder / CALIBRATION.name, folder / CHECK.name
+    CHECK_CSV, CHECK_FOLDERS, CHECK_SUMMARY = (folder / CHECK_CSV.name, folder / CHECK_FOLDERS.name,
+                                               folder / CHECK_SUMMARY.name)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("calibrate", "fit", "check", "collect", "table"))
     parser.add_argument("roots", nargs="*", help="collect: run folders to read (default: RUN_ROOTS)")
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--results", default=None,
+                        help="folder for every file written (jsonl, csv, and a copy of the cost model that `fit` "
+                             "rewrites) instead of benchmarks/results and the package's cost_model.yaml")
+    parser.add_argument("--processed-dir", default=None, help="prepared splits (default: data/processed)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny calibration and check runs (digits, CART) instead of the real ones; use --results")
     args = parser.parse_args(argv)
+    if args.smoke and args.results is None:
+        parser.error("--smoke needs --results (never writes over the committed results)")
+    if args.results is not None:
+        use_results(Path(args.results))
+    if args.processed_dir is not None:
+        globals()["PROCESSED"] = Path(args.processed_dir).resolve()
+    if args.smoke:
+        CALIBRATION_RUNS.clear()
+        CALIBRATION_RUNS.update(SMOKE_CALIBRATION_RUNS)
+        CHECK_RUNS.clear()
+        CHECK_RUNS.update(SMOKE_CHECK_RUNS)
     RESULTS.mkdir(exist_ok=True)
     if args.command in ("calibrate", "check"):
         runs, path = (CALIBRATION_RUNS, CALIBRATION) if args.command == "calibrate" else (CHECK_RUNS, CHECK)

@@ -10,6 +10,7 @@ from ``benchmarks/results/memory_runs.jsonl``, the cost-model calibration and ch
 matrix fitted on.
 """
 
+import argparse
 import json
 from pathlib import Path
 
@@ -18,15 +19,20 @@ import pandas as pd
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _jsonl(name):
-    path = RESULTS / name
+def _jsonl(name, results=RESULTS):
+    path = results / name
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=str(RESULTS), help="folder of the measurements read")
+    parser.add_argument("--out", default=str(RESULTS / "memory.csv"))
+    args = parser.parse_args(argv)
+    results = Path(args.results)
     rows = []
     for source in ("memory_runs.jsonl", "cost_calibration.jsonl", "cost_model_check.jsonl"):
-        for r in _jsonl(source):
+        for r in _jsonl(source, results):
             params = r.get("params", {})
             rows.append({"kind": "run", "what": r.get("name") or f"{r['method']}/{r['dataset']}",
                          "code": r.get("code", "scale"), "dataset": r["dataset"], "method": r["method"],
@@ -34,7 +40,7 @@ def main():
                          "data_mb": r["X_fit_mb"], "peak_mb": r["peak_rss_mb"],
                          "test_error": r.get("test_error"), "cpu_seconds": r.get("process_cpu_seconds", r.get("cpu_seconds")),
                          "note": r.get("note", ""), "source": source})
-    trees = RESULTS / "tree_memory.csv"
+    trees = results / "tree_memory.csv"
     if trees.exists():
         for r in pd.read_csv(trees).to_dict("records"):
             rows.append({"kind": "trees only", "what": f"{r['learner']} tree(s), max_depth {r['max_depth']}",
@@ -43,7 +49,7 @@ def main():
                          "extra_mb": r["extra_mb"], "extra_per_worker": r["extra_per_worker"],
                          "cpu_seconds": r["cpu_seconds"], "source": "tree_memory.csv"})
     table = pd.DataFrame(rows)
-    table.to_csv(RESULTS / "memory.csv", index=False)
+    table.to_csv(args.out, index=False)
     print(table.to_string(index=False))
 
 

@@ -37,12 +37,12 @@ def rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def measure(dataset, learner, max_depth, n_trees, n_jobs):
+def measure(dataset, learner, max_depth, n_trees, n_jobs, processed_dir=ROOT / "data/processed"):
     import importlib
 
     from treeopt.data import load_split
 
-    split = load_split(ROOT / "data/processed" / dataset / "split0.npz")
+    split = load_split(Path(processed_dir) / dataset / "split0.npz")
     X = np.ascontiguousarray(np.vstack([split.X_train, split.X_val]))
     y = np.concatenate([split.y_train, split.y_val])
     del split
@@ -85,16 +85,18 @@ def main(argv=None):
     parser.add_argument("--n-trees", type=int, default=1)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default=None, help="CSV to append the rows to")
+    parser.add_argument("--processed-dir", default=str(ROOT / "data/processed"),
+                        help="prepared splits ({dataset}/split0.npz)")
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "LEARNER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(measure(*args.one, args.max_depth, args.n_trees, args.n_jobs)))
+        print(json.dumps(measure(*args.one, args.max_depth, args.n_trees, args.n_jobs, args.processed_dir)))
         return 0
     rows = []
     for dataset in args.datasets:
         for learner in args.learners:
             cmd = [sys.executable, __file__, "--one", dataset, learner, "--n-trees", str(args.n_trees),
-                   "--n-jobs", str(args.n_jobs)]
+                   "--n-jobs", str(args.n_jobs), "--processed-dir", args.processed_dir]
             if args.max_depth is not None:
                 cmd += ["--max-depth", str(args.max_depth)]
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

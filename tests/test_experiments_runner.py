@@ -12,7 +12,8 @@ from treeopt.experiments.runner import METRICS_KEYS, run
 from treeopt.trees import load_trees
 
 DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
-               "fit_seconds", "predict_seconds", "tree", "versions", "git_commit"}
+               "fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "tree", "versions",
+               "git_commit"}
 TREE_KEYS = {"depth", "n_internal", "n_leaves", "active_leaves", "nonzero_weights", "path_length_mean",
              "path_length_min", "path_length_max", "inference_ops", "n_trees", "n_leaves_total",
              "n_oblique_splits", "n_axis_fallbacks", "active_leaves_train"}

@@ -26,8 +26,11 @@ def note_kernel_compile(what, *kernels):
     """Log one line (logger ``treeopt.numba``, which a run's log.txt records) before the first call of numba
     ``kernels`` in this process: compiling them after an install or a code change takes a minute or more with
     nothing else to show for it (later processes load numba's on-disk cache in seconds). Called by fits before
-    their first kernel call."""
-    if any(not kernel.signatures for kernel in kernels):
+    their first kernel call.
+
+    A kernel that is a plain Python function (``NUMBA_DISABLE_JIT=1``, or a profiler's or benchmark's wrapper
+    standing in for the numba dispatcher) has nothing to compile and no ``signatures``: it is not counted."""
+    if any(not getattr(kernel, "signatures", True) for kernel in kernels):
         logging.getLogger("treeopt.numba").info(
             "%s: loading the numba kernels; the first use after installing or changing the code compiles them "
             "(a minute or more, silent), later runs load them from numba's cache", what)

@@ -96,6 +96,9 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
         sizes = {v for values in dict(stages or {}).values() for v in values}
         wanted = _runner._streamed_stage_indices(estimator, sizes)
         keep = spec.keeps_model if save_model is None else save_model
+        from .warmup import warm_up
+
+        compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=logger)  # not timed
         logger.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, "
                     "seed %d", trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on,
                     params, seed)
@@ -118,6 +121,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
             "tree_stats": _runner._plain(fitted["tree_stats"]), "leaves": _runner._plain(fitted["leaves"]),
             "oblique": _runner._plain(fitted["oblique"]), "fallbacks": _runner._plain(fitted["fallbacks"]),
             "fit_seconds": fitted["fit_seconds"], "predict_seconds": fitted["predict_seconds"],
+            "compile_seconds": compile_seconds,
             **({"inherited": inherited} if inherited else {}),
         }
         (tmp / "block.json").write_text(json.dumps(record, indent=1) + "\n")
