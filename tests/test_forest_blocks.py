@@ -15,7 +15,7 @@ from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest.bagging import RunningProba, blocked_sum, predict_proba_saved
 from treeopt.trees import load_trees
 
-TIMINGS = ("fit_seconds", "predict_seconds", "git_commit", "versions")
+TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions")
 FORESTS = [
     ("co2_forest", {"n_estimators": 10, "nu": 1.0, "learning_rate": 0.03, "max_features": 3}),
     ("oc1_forest", {"n_estimators": 10, "n_restarts": 2, "max_features": 3}),

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 from test_workflow_snakemake import TINY, copy_workflow, dry_run_jobs, plan_of, snakemake  # noqa: E402
 
-TIMINGS = ("fit_seconds", "predict_seconds", "git_commit", "versions")
+TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions")
 
 TINY_BLOCKS = {
     **{key: TINY[key] for key in ("profile", "data", "datasets")},
