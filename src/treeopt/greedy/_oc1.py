@@ -24,6 +24,7 @@ from numba import njit
 
 from ._criteria import _sweep_sorted, _xlogx_table, class_counts
 from ._grow import project_into
+from ._radix import float_to_ordered, ordered_to_float_bits, radix_sort_pairs, radix_workspace
 
 _NJIT = dict(cache=True, nogil=True)
 _TOL = 1e-12  # gains closer than this count as ties (guards against rounding cycles)
@@ -53,8 +54,12 @@ def _gain_of_sides(V, y, k, min_samples_leaf, total, xlogx):
 
 
 @njit(**_NJIT)
-def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
+def _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx):
     """Best step ``alpha`` for ``V + alpha d >= 0 -> right``; returns (alpha, gain), gain -inf if none valid.
+
+    The plain form of the line search (numba's argsort, then a sweep through ``order``): kept as the
+    fallback of :func:`_line_search_into` when the order inside a group of equal ``U`` could change the
+    rounding (see :func:`_sweep`), and as the definition the fast form must reproduce bit for bit.
 
     Points with ``d_j > 0`` are right iff ``alpha >= U_j``, points with ``d_j < 0`` iff ``alpha <= U_j``,
     points with ``d_j = 0`` never move. Candidates are midpoints between consecutive distinct ``U``
@@ -132,6 +137,149 @@ def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
     return best_alpha, best_gain
 
 
+
+# Below this many moving points numba's quicksort (in L1 cache) beats the radix sort; above it the radix sort is
+# 2-12x faster (benchmarks/bench_oc1.py's --sort-sizes table).
+RADIX_MIN_POINTS = 600
+
+
+@njit(**_NJIT)
+def line_search_workspace(n, k):
+    """Buffers :func:`_line_search_into` reuses across the line searches of one node (no allocation per call)."""
+    keys, key_tags, spare_keys, spare_tags, hist = radix_workspace(n)
+    return (np.empty(n), np.empty(n, dtype=np.int32), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
+            keys, key_tags, spare_keys, spare_tags, hist)
+
+
+@njit(**_NJIT)
+def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
+    """:func:`_line_search_into` with its own buffers (for tests and one-off calls)."""
+    ws = line_search_workspace(V.shape[0], k)
+    return _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws)
+
+
+@njit(**_NJIT)
+def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
+    """Best step ``alpha`` for ``V + alpha d >= 0 -> right``; returns (alpha, gain), gain -inf if none valid.
+
+    Computes exactly what :func:`_line_search_quicksort` computes (same alpha and gain, bit for bit), faster:
+    each moving point's critical value ``U_j = -V_j / d_j`` (Murthy et al.'s eq. (1)) is stored with a tag
+    ``2 y_j + [d_j > 0]`` (its class and the way it switches), so the sweep reads class and direction
+    sequentially instead of through ``order``, ``y`` and ``d``; from ``RADIX_MIN_POINTS`` moving points on the
+    pairs are sorted by :func:`radix_sort_pairs` instead of numba's quicksort. The sweep adds each switching
+    point's entropy change in sorted order, so inside a group of equal ``U`` the order can change the rounding
+    when the group mixes tags; the radix order is kept only when no group does (``_sweep`` checks it), else
+    the quicksort form runs (~1% of Letter's line searches).
+    ``ws``: :func:`line_search_workspace` of at least ``len(V)`` points and ``k`` classes.
+    """
+    U, tags, right, left, keys, key_tags, spare_keys, spare_tags, hist = ws
+    n = V.shape[0]
+    right[:k] = 0
+    n_ev = 0
+    for j in range(n):
+        dj = d[j]
+        if dj != 0.0:
+            U[n_ev] = -V[j] / dj
+            tags[n_ev] = 2 * y[j] + (1 if dj > 0.0 else 0)
+            n_ev += 1
+            if dj < 0.0:
+                right[y[j]] += 1  # alpha -> -inf: all d<0 points are right
+        elif V[j] >= 0.0:
+            right[y[j]] += 1
+    if n_ev == 0:
+        return 0.0, -np.inf
+    if n_ev < RADIX_MIN_POINTS:
+        # numba's quicksort itself: the order is the plain form's, ties included, so no check is needed
+        order = np.argsort(U[:n_ev], kind="quicksort")
+        sorted_U = spare_keys.view(np.float64)
+        for i in range(n_ev):
+            o = order[i]
+            sorted_U[i] = U[o]
+            key_tags[i] = tags[o]
+        alpha, gain, mixed = _sweep(sorted_U, key_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left,
+                                    False)
+        return alpha, gain
+    bits = U.view(np.uint64)
+    for i in range(n_ev):
+        keys[i] = float_to_ordered(bits[i])
+        key_tags[i] = tags[i]
+    sorted_keys, sorted_tags = radix_sort_pairs(keys, key_tags, n_ev, spare_keys, spare_tags, hist)
+    for i in range(n_ev):
+        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    alpha, gain, mixed = _sweep(sorted_keys.view(np.float64), sorted_tags, n_ev, n, k, min_samples_leaf, total,
+                                xlogx, right, left, True)
+    if mixed:
+        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+    return alpha, gain
+
+
+@njit(**_NJIT)
+def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, check_ties):
+    """The sweep of :func:`_line_search_quicksort` over presorted critical values; returns (alpha, gain, mixed).
+
+    ``right`` holds the class counts on the right side at ``alpha -> -inf``. Same arithmetic, in the same order,
+    as the plain form, so the same result whenever the points come in the plain form's order up to reordering
+    inside groups of equal ``U`` whose points all have one tag (then every order adds the same terms).
+    With ``check_ties``, a group mixing tags stops the sweep and returns ``mixed = True`` (result unusable).
+    """
+    n_right = 0
+    s_left = 0.0
+    s_right = 0.0
+    s = 0.0
+    for c in range(k):
+        left[c] = total[c] - right[c]
+        n_right += right[c]
+        s_left += xlogx[left[c]]
+        s_right += xlogx[right[c]]
+        s += xlogx[total[c]]
+    parent = xlogx[n] - s
+    lo = sorted_U[0]
+    hi = sorted_U[n_ev - 1]
+    step = (hi - lo) / n_ev if hi > lo else 1.0
+
+    best_gain = -np.inf
+    best_alpha = 0.0
+    n_left = n - n_right
+    if n_left >= min_samples_leaf and n_right >= min_samples_leaf:
+        best_gain = (parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)) / n
+        best_alpha = lo - step
+    i = 0
+    while i < n_ev:
+        u = sorted_U[i]
+        first_tag = sorted_tags[i]
+        while i < n_ev and sorted_U[i] == u:  # all points switching at this critical value
+            tag = sorted_tags[i]
+            if check_ties and tag != first_tag:
+                return 0.0, -np.inf, True
+            c = tag >> 1
+            if tag & 1:  # left -> right
+                s_left += xlogx[left[c] - 1] - xlogx[left[c]]
+                s_right += xlogx[right[c] + 1] - xlogx[right[c]]
+                left[c] -= 1
+                right[c] += 1
+                n_right += 1
+            else:  # right -> left
+                s_right += xlogx[right[c] - 1] - xlogx[right[c]]
+                s_left += xlogx[left[c] + 1] - xlogx[left[c]]
+                right[c] -= 1
+                left[c] += 1
+                n_right -= 1
+            i += 1
+        n_left = n - n_right
+        if n_left < min_samples_leaf or n_right < min_samples_leaf:
+            continue
+        gain = (parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)) / n
+        if gain > best_gain:
+            best_gain = gain
+            if i < n_ev:
+                nxt = sorted_U[i]
+                alpha = 0.5 * u + 0.5 * nxt
+                best_alpha = alpha if alpha > u else nxt
+            else:
+                best_alpha = u + step
+    return best_alpha, best_gain, False
+
+
 @njit(**_NJIT)
 def _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z):
     """Best ``b`` for fixed ``w`` (exhaustive over thresholds of ``z = X w``); returns (b, gain)."""
@@ -194,6 +342,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
     d = np.empty(n)
     z = np.empty(n)
     minus_one = -np.ones(n)
+    ws = line_search_workspace(n, k)
 
     best_w = w0.copy()
     best_b = b0
@@ -228,7 +377,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 improved = False
                 for m in range(p + 1):
                     col = XT[m] if m < p else minus_one
-                    alpha, g = _line_search(V, col, y, k, msl, total, xlogx)
+                    alpha, g = _line_search_into(V, col, y, k, msl, total, xlogx, ws)
                     if g > gain + _TOL:
                         for i in range(n):
                             d[i] = V[i] + alpha * col[i]
@@ -262,7 +411,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 jump += 1
                 for i in range(n):
                     d[i] -= rb
-                alpha, g = _line_search(V, d, y, k, msl, total, xlogx)
+                alpha, g = _line_search_into(V, d, y, k, msl, total, xlogx, ws)
                 if g > gain + _TOL:
                     w_new = w + alpha * rw
                     b_new = b + alpha * rb
