@@ -24,7 +24,8 @@ from numba import njit
 
 from ._criteria import _sweep_sorted, _xlogx_table, class_counts
 from ._grow import project_into
-from ._radix import float_to_ordered, ordered_to_float_bits, radix_sort_pairs, radix_workspace
+from ._radix import (float_to_ordered, ordered_to_float_bits, quicksort_pairs, radix_sort_pairs,
+                     radix_sort_pairs_small, radix_workspace)
 
 _NJIT = dict(cache=True, nogil=True)
 _TOL = 1e-12  # gains closer than this count as ties (guards against rounding cycles)
@@ -138,17 +139,20 @@ def _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx):
 
 
 
-# Below this many moving points numba's quicksort (in L1 cache) beats the radix sort; above it the radix sort is
-# 2-12x faster (benchmarks/bench_oc1.py's --sort-sizes table).
-RADIX_MIN_POINTS = 600
+# Sort by size (moving points): below 64 numba's quicksort replayed on the pairs (a radix pass costs its histogram
+# clearing there); up to 1000 four 8-bit radix passes; from 1000 three 11-bit passes. On this machine (loaded) the
+# radix sorts took 9-15 ns per point from ~1000 points on against 50-110 for numba's argsort, and were even with it
+# at ~300 (/tmp timings of this session, summarised in docs/co2.md "OC1 speed").
+RADIX_MIN_POINTS = 64
+RADIX_WIDE_POINTS = 1000  # from here on 11-bit digits (3 passes) rather than 8-bit ones (4 passes)
 
 
 @njit(**_NJIT)
 def line_search_workspace(n, k):
     """Buffers :func:`_line_search_into` reuses across the line searches of one node (no allocation per call)."""
-    keys, key_tags, spare_keys, spare_tags, hist = radix_workspace(n)
-    return (np.empty(n), np.empty(n, dtype=np.int32), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64),
-            keys, key_tags, spare_keys, spare_tags, hist)
+    keys, spare_keys, spare_tags, hist, hist_small = radix_workspace(n)
+    return (np.empty(n), np.empty(n, dtype=np.int32), np.zeros(k, dtype=np.int64), np.zeros(2 * k, dtype=np.int64),
+            keys, spare_keys, spare_tags, hist, hist_small, np.empty(2 * 100, dtype=np.int64))
 
 
 @njit(**_NJIT)
@@ -165,45 +169,46 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
     Computes exactly what :func:`_line_search_quicksort` computes (same alpha and gain, bit for bit), faster:
     each moving point's critical value ``U_j = -V_j / d_j`` (Murthy et al.'s eq. (1)) is stored with a tag
     ``2 y_j + [d_j > 0]`` (its class and the way it switches), so the sweep reads class and direction
-    sequentially instead of through ``order``, ``y`` and ``d``; from ``RADIX_MIN_POINTS`` moving points on the
-    pairs are sorted by :func:`radix_sort_pairs` instead of numba's quicksort. The sweep adds each switching
+    sequentially instead of through ``order``, ``y`` and ``d``. Below ``RADIX_MIN_POINTS`` moving points the
+    pairs are sorted in place by :func:`quicksort_pairs` (numba's quicksort replayed: the same order, without
+    indirection or allocation); from there on by :func:`radix_sort_pairs`. The sweep adds each switching
     point's entropy change in sorted order, so inside a group of equal ``U`` the order can change the rounding
     when the group mixes tags; the radix order is kept only when no group does (``_sweep`` checks it), else
     the quicksort form runs (~1% of Letter's line searches).
     ``ws``: :func:`line_search_workspace` of at least ``len(V)`` points and ``k`` classes.
     """
-    U, tags, right, left, keys, key_tags, spare_keys, spare_tags, hist = ws
+    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack = ws
     n = V.shape[0]
     right[:k] = 0
     n_ev = 0
+    nan_seen = False
     for j in range(n):
         dj = d[j]
         if dj != 0.0:
-            U[n_ev] = -V[j] / dj
-            tags[n_ev] = 2 * y[j] + (1 if dj > 0.0 else 0)
+            u = -V[j] / dj
+            nan_seen |= u != u
+            U[n_ev] = u
+            tags[n_ev] = 2 * y[j] + (dj > 0.0)
             n_ev += 1
-            if dj < 0.0:
-                right[y[j]] += 1  # alpha -> -inf: all d<0 points are right
+            right[y[j]] += dj < 0.0  # alpha -> -inf: all d<0 points are right (no branch: signs are mixed)
         elif V[j] >= 0.0:
             right[y[j]] += 1
     if n_ev == 0:
         return 0.0, -np.inf
+    if nan_seen:  # no NaN from finite inputs; numba's sort orders NaN last, which only the plain form copies
+        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
     if n_ev < RADIX_MIN_POINTS:
-        # numba's quicksort itself: the order is the plain form's, ties included, so no check is needed
-        order = np.argsort(U[:n_ev], kind="quicksort")
-        sorted_U = spare_keys.view(np.float64)
-        for i in range(n_ev):
-            o = order[i]
-            sorted_U[i] = U[o]
-            key_tags[i] = tags[o]
-        alpha, gain, mixed = _sweep(sorted_U, key_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left,
-                                    False)
+        # numba's quicksort replayed on the pairs: the plain form's order, ties included, so no check is needed
+        quicksort_pairs(U, tags, n_ev, stack)
+        alpha, gain, mixed = _sweep(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, False)
         return alpha, gain
     bits = U.view(np.uint64)
     for i in range(n_ev):
         keys[i] = float_to_ordered(bits[i])
-        key_tags[i] = tags[i]
-    sorted_keys, sorted_tags = radix_sort_pairs(keys, key_tags, n_ev, spare_keys, spare_tags, hist)
+    if n_ev < RADIX_WIDE_POINTS:
+        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n_ev, spare_keys, spare_tags, hist_small)
+    else:
+        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n_ev, spare_keys, spare_tags, hist)
     for i in range(n_ev):
         sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
     alpha, gain, mixed = _sweep(sorted_keys.view(np.float64), sorted_tags, n_ev, n, k, min_samples_leaf, total,
@@ -217,19 +222,21 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
 def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, check_ties):
     """The sweep of :func:`_line_search_quicksort` over presorted critical values; returns (alpha, gain, mixed).
 
-    ``right`` holds the class counts on the right side at ``alpha -> -inf``. Same arithmetic, in the same order,
+    ``right`` holds the class counts on the right side at ``alpha -> -inf``; ``left`` (2k slots) is scratch. Same arithmetic, in the same order,
     as the plain form, so the same result whenever the points come in the plain form's order up to reordering
     inside groups of equal ``U`` whose points all have one tag (then every order adds the same terms).
     With ``check_ties``, a group mixing tags stops the sweep and returns ``mixed = True`` (result unusable).
     """
+    counts = left  # 2k slots: left counts, then right counts
     n_right = 0
     s_left = 0.0
     s_right = 0.0
     s = 0.0
     for c in range(k):
-        left[c] = total[c] - right[c]
+        counts[c] = total[c] - right[c]
+        counts[k + c] = right[c]
         n_right += right[c]
-        s_left += xlogx[left[c]]
+        s_left += xlogx[counts[c]]
         s_right += xlogx[right[c]]
         s += xlogx[total[c]]
     parent = xlogx[n] - s
@@ -251,19 +258,19 @@ def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, ri
             tag = sorted_tags[i]
             if check_ties and tag != first_tag:
                 return 0.0, -np.inf, True
+            # the plain form's two branches without a branch (directions are unpredictable): the point leaves
+            # side `src` and joins `dst`; the same two differences are added to the same sums
             c = tag >> 1
-            if tag & 1:  # left -> right
-                s_left += xlogx[left[c] - 1] - xlogx[left[c]]
-                s_right += xlogx[right[c] + 1] - xlogx[right[c]]
-                left[c] -= 1
-                right[c] += 1
-                n_right += 1
-            else:  # right -> left
-                s_right += xlogx[right[c] - 1] - xlogx[right[c]]
-                s_left += xlogx[left[c] + 1] - xlogx[left[c]]
-                right[c] -= 1
-                left[c] += 1
-                n_right -= 1
+            to_right = tag & 1
+            src = c + k * (1 - to_right)  # counts[:k] = left, counts[k:] = right
+            dst = c + k * to_right
+            leave = xlogx[counts[src] - 1] - xlogx[counts[src]]
+            join = xlogx[counts[dst] + 1] - xlogx[counts[dst]]
+            s_left += join if to_right == 0 else leave
+            s_right += leave if to_right == 0 else join
+            counts[src] -= 1
+            counts[dst] += 1
+            n_right += 2 * to_right - 1
             i += 1
         n_left = n - n_right
         if n_left < min_samples_leaf or n_right < min_samples_leaf:
@@ -441,3 +448,4 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
 # numba cache key: greedy/_grow.py 3bcfc72df0ae07f4
+# numba cache key: greedy/_radix.py e5d5d282c0f40fdf
