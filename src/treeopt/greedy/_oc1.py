@@ -222,7 +222,8 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
 def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, check_ties):
     """The sweep of :func:`_line_search_quicksort` over presorted critical values; returns (alpha, gain, mixed).
 
-    ``right`` holds the class counts on the right side at ``alpha -> -inf``; ``left`` (2k slots) is scratch. Same arithmetic, in the same order,
+    ``right`` holds the class counts on the right side at ``alpha -> -inf``; ``left`` (2k slots) is scratch.
+    Same arithmetic, in the same order,
     as the plain form, so the same result whenever the points come in the plain form's order up to reordering
     inside groups of equal ``U`` whose points all have one tag (then every order adds the same terms).
     With ``check_ties``, a group mixing tags stops the sweep and returns ``mixed = True`` (result unusable).
