@@ -8,9 +8,13 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt.greedy._criteria import _xlogx_table, best_sampled_axis_split, best_threshold, class_counts, entropy, information_gain
 from treeopt.greedy._grow import route_right
-from treeopt.greedy._oc1 import _gain_of_sides, _line_search, oc1_search
+from treeopt.greedy._oc1 import RADIX_MIN_POINTS, RADIX_WIDE_POINTS, _gain_of_sides, _line_search, oc1_search
+from treeopt.greedy._radix import (float_to_ordered, quicksort_pairs, radix_sort_pairs, radix_sort_pairs_small,
+                                   radix_workspace)
 from treeopt.greedy.axis import AxisAlignedTreeClassifier
 from treeopt.greedy.oc1 import OC1SplitFinder, OC1TreeClassifier
+
+import _oc1_reference as reference  # the search at 071be0e, before the sorted-pairs line search
 
 
 @st.composite
@@ -198,3 +202,78 @@ def test_oc1_input_validation():
     fitted = OC1TreeClassifier(n_restarts=1, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         fitted.predict(X[:, :2])
+
+
+# --- the fast line search against the plain one (071be0e's), bit for bit --------------------------------------
+
+def _line_search_case(rng, n, k, kind):
+    """(V, d, y) of one line search: continuous, on an integer grid (ties of U, mixed and not), or with d = 0
+    points and duplicated rows (as a bootstrap sample has)."""
+    y = rng.integers(0, k, n)
+    if kind == "continuous":
+        X = rng.normal(size=(n, 3))
+    elif kind == "grid":  # Letter-like integer features: many equal critical values, of mixed classes
+        X = rng.integers(-3, 4, size=(n, 3)).astype(float)
+    else:  # "duplicates": every row twice with its label, and exact zeros in the direction
+        half = rng.integers(-5, 6, size=((n + 1) // 2, 3)).astype(float) / 3
+        X, y = np.repeat(half, 2, axis=0)[:n], np.repeat(y[: (n + 1) // 2], 2)[:n]
+    w = rng.integers(-3, 4, size=3).astype(float) if kind != "continuous" else rng.normal(size=3)
+    V = X @ w - 0.5
+    d = X[:, int(rng.integers(0, 3))].copy() if rng.random() < 0.8 else -np.ones(n)
+    return V, d, y
+
+
+@pytest.mark.parametrize("kind", ["continuous", "grid", "duplicates"])
+def test_line_search_equals_the_plain_form_bit_for_bit(kind):
+    """Every sort path (quicksort replay below RADIX_MIN_POINTS, 8-bit and 11-bit radix above, the fallback on
+    mixed ties) returns exactly the alpha and gain of 071be0e's argsort-and-sweep line search."""
+    rng = np.random.default_rng(["continuous", "grid", "duplicates"].index(kind))
+    sizes = [2, 5, RADIX_MIN_POINTS - 1, RADIX_MIN_POINTS, 300, RADIX_WIDE_POINTS - 1, RADIX_WIDE_POINTS, 2500]
+    for n in sizes:
+        for trial in range(6):
+            k = int(rng.integers(2, 27))
+            V, d, y = _line_search_case(rng, n, k, kind)
+            msl = int(rng.integers(1, 4))
+            total, xlogx = class_counts(y, k), _xlogx_table(n)
+            got = _line_search(V, d, y, k, msl, total, xlogx)
+            want = reference.line_search(V, d, y, k, msl, total, xlogx)
+            assert got == want or (np.isnan(got[0]) and np.isnan(want[0])), (kind, n, trial, got, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_oc1_search_finds_the_same_hyperplane_as_the_plain_search(seed):
+    """The whole node search (restarts, coordinate descent, perturbations) with the fast line search ends on the
+    same (w, b, gain) as 071be0e's, bit for bit, on nodes large enough for the radix paths, with and without
+    tied critical values."""
+    rng = np.random.default_rng(seed)
+    n, p, k = 1500, 4, 5
+    X = rng.normal(size=(n, p)) if seed == 0 else rng.integers(0, 8, size=(n, p)).astype(float)
+    y = (X @ rng.normal(size=p) + rng.normal(size=n) > 0).astype(np.int64) + 2 * (X[:, 0] > X[:, 1])
+    w0 = np.zeros(p)
+    w0[0] = 1.0
+    args = (X, y, k, w0, float(np.median(X[:, 0])), rng.normal(size=(3, p)), rng.normal(size=(4, 3, p + 1)), 1, 20)
+    w, b, gain = oc1_search(*args)
+    w_ref, b_ref, gain_ref = reference.oc1_search(*args)
+    assert np.array_equal(w, w_ref) and b == b_ref and gain == gain_ref
+
+
+def test_sorts_order_pairs_like_numbas_argsort():
+    """The quicksort replay gives numba's argsort permutation, ties included; the radix sorts give an ascending
+    order carrying the tags (ties in any order)."""
+    rng = np.random.default_rng(0)
+    argsort = reference.numba_argsort
+    for n in [1, 2, 15, 16, 17, 100, 700, 1500]:
+        for keys in (rng.normal(size=n), rng.integers(-4, 5, n) / 3.0, np.sort(rng.normal(size=n))[::-1].copy(),
+                     np.where(rng.random(n) < 0.5, -0.0, 0.0)):
+            tags = np.arange(n, dtype=np.int32)
+            sorted_keys = keys.copy()
+            quicksort_pairs(sorted_keys, tags, n, np.empty(200, dtype=np.int64))
+            assert np.array_equal(tags, argsort(keys))
+            for sort in (radix_sort_pairs, radix_sort_pairs_small):
+                ordered, spare_keys, spare_tags, hist, hist_small = radix_workspace(n)
+                for i in range(n):
+                    ordered[i] = float_to_ordered(keys.view(np.uint64)[i])
+                out_keys, out_tags = sort(ordered, np.arange(n, dtype=np.int32), n, spare_keys, spare_tags,
+                                          hist if sort is radix_sort_pairs else hist_small)
+                assert np.all(out_keys[1:n] >= out_keys[: n - 1])
+                assert np.array_equal(keys[out_tags[:n]], np.sort(keys))

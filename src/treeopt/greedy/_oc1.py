@@ -24,6 +24,8 @@ from numba import njit
 
 from ._criteria import _sweep_sorted, _xlogx_table, class_counts
 from ._grow import project_into
+from ._radix import (float_to_ordered, ordered_to_float_bits, quicksort_pairs, radix_sort_pairs,
+                     radix_sort_pairs_small, radix_workspace)
 
 _NJIT = dict(cache=True, nogil=True)
 _TOL = 1e-12  # gains closer than this count as ties (guards against rounding cycles)
@@ -53,8 +55,12 @@ def _gain_of_sides(V, y, k, min_samples_leaf, total, xlogx):
 
 
 @njit(**_NJIT)
-def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
+def _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx):
     """Best step ``alpha`` for ``V + alpha d >= 0 -> right``; returns (alpha, gain), gain -inf if none valid.
+
+    The plain form of the line search (numba's argsort, then a sweep through ``order``): kept as the
+    fallback of :func:`_line_search_into` when the order inside a group of equal ``U`` could change the
+    rounding (see :func:`_sweep`), and as the definition the fast form must reproduce bit for bit.
 
     Points with ``d_j > 0`` are right iff ``alpha >= U_j``, points with ``d_j < 0`` iff ``alpha <= U_j``,
     points with ``d_j = 0`` never move. Candidates are midpoints between consecutive distinct ``U``
@@ -132,6 +138,156 @@ def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
     return best_alpha, best_gain
 
 
+
+# Sort by size (moving points): below 64 numba's quicksort replayed on the pairs (a radix pass costs its histogram
+# clearing there); up to 1000 four 8-bit radix passes; from 1000 three 11-bit passes. On this machine (loaded) the
+# radix sorts took 9-15 ns per point from ~1000 points on against 50-110 for numba's argsort, and were even with it
+# at ~300 (/tmp timings of this session, summarised in docs/co2.md "OC1 speed").
+RADIX_MIN_POINTS = 64
+RADIX_WIDE_POINTS = 1000  # from here on 11-bit digits (3 passes) rather than 8-bit ones (4 passes)
+
+
+@njit(**_NJIT)
+def line_search_workspace(n, k):
+    """Buffers :func:`_line_search_into` reuses across the line searches of one node (no allocation per call)."""
+    keys, spare_keys, spare_tags, hist, hist_small = radix_workspace(n)
+    return (np.empty(n), np.empty(n, dtype=np.int32), np.zeros(k, dtype=np.int64), np.zeros(2 * k, dtype=np.int64),
+            keys, spare_keys, spare_tags, hist, hist_small, np.empty(2 * 100, dtype=np.int64))
+
+
+@njit(**_NJIT)
+def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
+    """:func:`_line_search_into` with its own buffers (for tests and one-off calls)."""
+    ws = line_search_workspace(V.shape[0], k)
+    return _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws)
+
+
+@njit(**_NJIT)
+def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
+    """Best step ``alpha`` for ``V + alpha d >= 0 -> right``; returns (alpha, gain), gain -inf if none valid.
+
+    Computes exactly what :func:`_line_search_quicksort` computes (same alpha and gain, bit for bit), faster:
+    each moving point's critical value ``U_j = -V_j / d_j`` (Murthy et al.'s eq. (1)) is stored with a tag
+    ``2 y_j + [d_j > 0]`` (its class and the way it switches), so the sweep reads class and direction
+    sequentially instead of through ``order``, ``y`` and ``d``. Below ``RADIX_MIN_POINTS`` moving points the
+    pairs are sorted in place by :func:`quicksort_pairs` (numba's quicksort replayed: the same order, without
+    indirection or allocation); from there on by :func:`radix_sort_pairs`. The sweep adds each switching
+    point's entropy change in sorted order, so inside a group of equal ``U`` the order can change the rounding
+    when the group mixes tags; the radix order is kept only when no group does (``_sweep`` checks it), else
+    the quicksort form runs (~1% of Letter's line searches).
+    ``ws``: :func:`line_search_workspace` of at least ``len(V)`` points and ``k`` classes.
+    """
+    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack = ws
+    n = V.shape[0]
+    right[:k] = 0
+    n_ev = 0
+    nan_seen = False
+    for j in range(n):
+        dj = d[j]
+        if dj != 0.0:
+            u = -V[j] / dj
+            nan_seen |= u != u
+            U[n_ev] = u
+            tags[n_ev] = 2 * y[j] + (dj > 0.0)
+            n_ev += 1
+            right[y[j]] += dj < 0.0  # alpha -> -inf: all d<0 points are right (no branch: signs are mixed)
+        elif V[j] >= 0.0:
+            right[y[j]] += 1
+    if n_ev == 0:
+        return 0.0, -np.inf
+    if nan_seen:  # no NaN from finite inputs; numba's sort orders NaN last, which only the plain form copies
+        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+    if n_ev < RADIX_MIN_POINTS:
+        # numba's quicksort replayed on the pairs: the plain form's order, ties included, so no check is needed
+        quicksort_pairs(U, tags, n_ev, stack)
+        alpha, gain, mixed = _sweep(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, False)
+        return alpha, gain
+    bits = U.view(np.uint64)
+    for i in range(n_ev):
+        keys[i] = float_to_ordered(bits[i])
+    if n_ev < RADIX_WIDE_POINTS:
+        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n_ev, spare_keys, spare_tags, hist_small)
+    else:
+        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n_ev, spare_keys, spare_tags, hist)
+    for i in range(n_ev):
+        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    alpha, gain, mixed = _sweep(sorted_keys.view(np.float64), sorted_tags, n_ev, n, k, min_samples_leaf, total,
+                                xlogx, right, left, True)
+    if mixed:
+        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+    return alpha, gain
+
+
+@njit(**_NJIT)
+def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, check_ties):
+    """The sweep of :func:`_line_search_quicksort` over presorted critical values; returns (alpha, gain, mixed).
+
+    ``right`` holds the class counts on the right side at ``alpha -> -inf``; ``left`` (2k slots) is scratch.
+    Same arithmetic, in the same order,
+    as the plain form, so the same result whenever the points come in the plain form's order up to reordering
+    inside groups of equal ``U`` whose points all have one tag (then every order adds the same terms).
+    With ``check_ties``, a group mixing tags stops the sweep and returns ``mixed = True`` (result unusable).
+    """
+    counts = left  # 2k slots: left counts, then right counts
+    n_right = 0
+    s_left = 0.0
+    s_right = 0.0
+    s = 0.0
+    for c in range(k):
+        counts[c] = total[c] - right[c]
+        counts[k + c] = right[c]
+        n_right += right[c]
+        s_left += xlogx[counts[c]]
+        s_right += xlogx[right[c]]
+        s += xlogx[total[c]]
+    parent = xlogx[n] - s
+    lo = sorted_U[0]
+    hi = sorted_U[n_ev - 1]
+    step = (hi - lo) / n_ev if hi > lo else 1.0
+
+    best_gain = -np.inf
+    best_alpha = 0.0
+    n_left = n - n_right
+    if n_left >= min_samples_leaf and n_right >= min_samples_leaf:
+        best_gain = (parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)) / n
+        best_alpha = lo - step
+    i = 0
+    while i < n_ev:
+        u = sorted_U[i]
+        first_tag = sorted_tags[i]
+        while i < n_ev and sorted_U[i] == u:  # all points switching at this critical value
+            tag = sorted_tags[i]
+            if check_ties and tag != first_tag:
+                return 0.0, -np.inf, True
+            # the plain form's two branches without a branch (directions are unpredictable): the point leaves
+            # side `src` and joins `dst`; the same two differences are added to the same sums
+            c = tag >> 1
+            to_right = tag & 1
+            src = c + k * (1 - to_right)  # counts[:k] = left, counts[k:] = right
+            dst = c + k * to_right
+            leave = xlogx[counts[src] - 1] - xlogx[counts[src]]
+            join = xlogx[counts[dst] + 1] - xlogx[counts[dst]]
+            s_left += join if to_right == 0 else leave
+            s_right += leave if to_right == 0 else join
+            counts[src] -= 1
+            counts[dst] += 1
+            n_right += 2 * to_right - 1
+            i += 1
+        n_left = n - n_right
+        if n_left < min_samples_leaf or n_right < min_samples_leaf:
+            continue
+        gain = (parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)) / n
+        if gain > best_gain:
+            best_gain = gain
+            if i < n_ev:
+                nxt = sorted_U[i]
+                alpha = 0.5 * u + 0.5 * nxt
+                best_alpha = alpha if alpha > u else nxt
+            else:
+                best_alpha = u + step
+    return best_alpha, best_gain, False
+
+
 @njit(**_NJIT)
 def _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z):
     """Best ``b`` for fixed ``w`` (exhaustive over thresholds of ``z = X w``); returns (b, gain)."""
@@ -194,6 +350,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
     d = np.empty(n)
     z = np.empty(n)
     minus_one = -np.ones(n)
+    ws = line_search_workspace(n, k)
 
     best_w = w0.copy()
     best_b = b0
@@ -228,7 +385,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 improved = False
                 for m in range(p + 1):
                     col = XT[m] if m < p else minus_one
-                    alpha, g = _line_search(V, col, y, k, msl, total, xlogx)
+                    alpha, g = _line_search_into(V, col, y, k, msl, total, xlogx, ws)
                     if g > gain + _TOL:
                         for i in range(n):
                             d[i] = V[i] + alpha * col[i]
@@ -262,7 +419,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 jump += 1
                 for i in range(n):
                     d[i] -= rb
-                alpha, g = _line_search(V, d, y, k, msl, total, xlogx)
+                alpha, g = _line_search_into(V, d, y, k, msl, total, xlogx, ws)
                 if g > gain + _TOL:
                     w_new = w + alpha * rw
                     b_new = b + alpha * rb
@@ -292,3 +449,4 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
 # numba cache key: greedy/_grow.py 3bcfc72df0ae07f4
+# numba cache key: greedy/_radix.py e5d5d282c0f40fdf
