@@ -19,12 +19,12 @@ import numpy as np
 from treeopt.experiments.blocks import block_ranges, merge_blocks
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", type=int)
     parser.add_argument("classes", type=int)
     parser.add_argument("--dir", default="/tmp/merge_bench")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     root, rows, k, n_trees, block = Path(args.dir), args.rows, args.classes, 1000, 50
     shutil.rmtree(root, ignore_errors=True)
     rng = np.random.default_rng(0)

@@ -22,7 +22,8 @@ BENCH = ROOT / "benchmarks"
 SCRIPTS = {p.name for p in BENCH.glob("*.py")}
 COVERED = {"bench_co2_forest.py", "bench_nongreedy.py", "bench_rgf.py", "bench_rgf_regularizers.py", "bench_tao.py",
            "co2_settings.py", "cost_runs.py", "memory_table.py", "run_memory.py", "tao_schedule.py",
-           "tree_memory.py", "whole_forest_check.py", "_treeple_worker.py"}
+           "tree_memory.py", "whole_forest_check.py", "_treeple_worker.py", "_ydf_worker.py", "bench_oc1.py",
+           "merge_blocks_cost.py"}
 ENV = {"PYTHONPATH": str(ROOT / "src")}
 
 
@@ -67,7 +68,7 @@ def test_co2_forest_benchmark(in_work):
     """The run that crashed in note_kernel_compile (the kernel clock's wrapper has no ``signatures``)."""
     out = in_work / "co2_forest_speed.csv"
     script("bench_co2_forest").main(["--datasets", "digits", "--n-trees", "2", "--n-jobs", "2", "--no-treeple",
-                                     "--no-node-variant", "--out", str(out)])
+                                     "--no-ydf", "--no-node-variant", "--out", str(out)])
     table = pd.read_csv(out)
     assert set(table.method) == {"rf_sklearn", "co2_forest", "co2_forest_1_worker"}
     assert (table.fit_cpu_seconds > 0).all() and table.test_error.between(0, 100).all()
@@ -90,6 +91,33 @@ def test_treeple_peer(in_work):
         split = prepare_split("digits", load_config(ROOT / "config.yaml"), 0)
     result = json.loads(run_script([python, BENCH / "_treeple_worker.py", split, 2, 0, 1], in_work).splitlines()[-1])
     assert result["fit_seconds"] > 0
+
+
+def test_ydf_peer(in_work):
+    """YDF's worker runs where ydf is installed (bench_co2_forest.py finds its Python); skipped elsewhere."""
+    pytest.importorskip("ydf", reason="ydf is not installed in this Python; our side runs in test_co2_forest_benchmark")
+    split = in_work / "data" / "processed" / "digits" / "split0.npz"
+    if not split.exists():
+        from treeopt.data import prepare_split
+        from treeopt.experiments.config import load_config
+
+        split = prepare_split("digits", load_config(ROOT / "config.yaml"), 0)
+    result = json.loads(run_script([BENCH / "_ydf_worker.py", split, 2, 0, 1], in_work).splitlines()[-1])
+    assert result["fit_seconds"] > 0
+
+
+def test_oc1_benchmark(in_work):
+    out = in_work / "oc1_speed.csv"
+    script("bench_oc1").main(["--smoke", "--datasets", "letter", "--out", str(out)])
+    table = pd.read_csv(out)
+    assert table.fit_cpu_seconds.gt(0).all() and table.test_accuracy.between(0, 100).all()
+
+
+def test_merge_blocks_cost(in_work, capsys):
+    script("merge_blocks_cost").main(["50", "3", "--dir", str(in_work / "merge_bench")])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and all("CPU-s per GB" in line for line in lines)
+    assert not (in_work / "merge_bench").exists()  # its folder is removed at the end
 
 
 def test_co2_settings(in_work):
