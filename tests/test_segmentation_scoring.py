@@ -61,7 +61,8 @@ def image_path_sums(model, images):
                           model.classes_.shape[0])
     for est in model.estimators_:
         tree = Tree.from_sklearn(est) if model.split_kind == "axis" else est.tree_
-        scorer.add(PackedTree(tree, est.classes_, model.classes_.shape[0], model.window_size), 0, n)
+        scorer.add(PackedTree(tree, est.classes_, model.classes_.shape[0], model.window_size, model.window_mean_,
+                              model.window_std_), 0, n)
     return scorer.sums
 
 
@@ -78,8 +79,8 @@ def test_label_maps_and_probabilities_are_the_window_paths_bit_for_bit(forest, f
 def test_co2_nodes_take_the_image_kernel_sum_and_trees_are_routed_as_the_store_does(faces):
     images, labels = faces
     model = ForestSegmenter("co2", **PARAMS, **KIND_PARAMS["co2"]).fit(images[:10], labels[:10])
-    packed = [PackedTree(est.tree_, est.classes_, model.classes_.shape[0], model.window_size)
-              for est in model.estimators_]
+    packed = [PackedTree(est.tree_, est.classes_, model.classes_.shape[0], model.window_size, model.window_mean_,
+                         model.window_std_) for est in model.estimators_]
     assert sum(int(np.sum(t.dense >= 0)) for t in packed) > 0  # the fast sum is exercised, not only the fallback
     n, H, W = images[10:].shape[:3]
     flat = np.flatnonzero(valid_mask((H, W), model.border))
@@ -89,7 +90,8 @@ def test_co2_nodes_take_the_image_kernel_sum_and_trees_are_routed_as_the_store_d
         leaves = Tree(tree.left, tree.right, tree.W, tree.bias, np.eye(tree.n_nodes), feature=tree.feature)
         scorer = WindowScorer(images[10:], rows, cols, model.window_mean_, model.window_std_, model.window_size,
                               tree.n_nodes)
-        scorer.add(PackedTree(leaves, np.arange(tree.n_nodes), tree.n_nodes, model.window_size), 0, n)
+        scorer.add(PackedTree(leaves, np.arange(tree.n_nodes), tree.n_nodes, model.window_size, model.window_mean_,
+                              model.window_std_), 0, n)
         for i in range(n):
             Z = extract_windows(images[10 + i:11 + i], np.zeros_like(rows), rows, cols, model.window_size,
                                 model.window_mean_, model.window_std_)
@@ -116,7 +118,7 @@ def test_a_window_on_a_dense_nodes_threshold_is_decided_by_the_exact_sum(seed):
                     np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]), feature=np.array([-1, -2, -2]))
         assert tree.apply(x[None])[0] == (2 if right else 1)
         scorer = WindowScorer(image, [4], [4], mean, std, w, 2)
-        packed = PackedTree(tree, [0, 1], 2, w)
+        packed = PackedTree(tree, [0, 1], 2, w, mean, std)
         assert packed.dense[0] == 0
         scorer.add(packed, 0, 1)
         assert scorer.sums[0, 0, 1] == (1.0 if right else 0.0), (bias, right)
@@ -132,7 +134,7 @@ def test_scorer_refuses_windows_that_leave_the_image_and_mismatched_statistics()
         WindowScorer(images[..., :2], [10], [10], np.zeros(363), np.ones(363), 11, 2)
     tree = Tree(np.array([-1]), np.array([-1]), sp.csr_matrix((1, 30)), np.zeros(1), np.ones((1, 2)) / 2)
     with pytest.raises(ValueError, match="30 features"):
-        PackedTree(tree, [0, 1], 2, 11)
+        PackedTree(tree, [0, 1], 2, 11, np.zeros(363), np.ones(363))
 
 
 def test_class_pools_and_pixel_numbering_are_the_old_argsort_and_flatnonzero():

@@ -265,7 +265,8 @@ class ForestSegmenter(BaseEstimator):
             for s, m in enumerate(sizes):
                 for est in self.estimators_[done:m]:
                     tree = PackedTree(Tree.from_sklearn(est) if self.split_kind == "axis" else est.tree_,
-                                      est.classes_, self.classes_.shape[0], self.window_size)
+                                      est.classes_, self.classes_.shape[0], self.window_size, self.window_mean_,
+                                      self.window_std_)
                     parallel(delayed(scorer.add)(tree, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))
                 done = m
                 maps[0, s][:, flat] = (scorer.sums * self.class_weights_).argmax(axis=2)

@@ -41,18 +41,29 @@ _UNIT_ROUNDOFF = 2.0 ** -53
 _SAFETY = 4.0  # 2 for the two sums' errors, 2 to spare
 
 
+def _inverse_std(std):
+    """``1 / std`` as :func:`treeopt.segmentation.windows.extract_windows` computes it (values equal to the bit)."""
+    return 1.0 / np.ascontiguousarray(std, dtype=np.float64)
+
+
 class PackedTree:
-    """One fitted tree in the arrays :func:`add_tree` reads (see the module docstring).
+    """One fitted tree in the arrays :func:`_add_tree` reads (see the module docstring).
 
     ``tree``: a :class:`treeopt.trees.Tree` classifier; ``columns`` the forest class index of each column of its
-    leaf rows; ``k`` the forest's classes; ``window_size`` w. Dense oblique nodes keep their weights as a dense
-    ``(w, 3w)`` row (the window's layout), the others the tree store's CSR rows; nothing else is copied.
+    leaf rows; ``k`` the forest's classes; ``window_size`` w; ``mean``/``std`` the window normalisation. Dense
+    oblique nodes get a ``(w, 3w)`` kernel ``w_f inv_std_f`` (the window's layout), their constant
+    ``c = sum_f w_f inv_std_f mean_f`` and the round-off terms ``P``, ``Q`` of the module docstring (times
+    ``(d + 4) u`` and the safety factor); the other nodes read the tree store's CSR rows (not copied).
     """
 
-    def __init__(self, tree, columns, k, window_size):
+    def __init__(self, tree, columns, k, window_size, mean, std):
         d = window_size * window_size * 3
         if tree.n_features != d:
             raise ValueError(f"the tree was fitted on {tree.n_features} features, the windows have {d}")
+        mean = np.ascontiguousarray(mean, dtype=np.float64)
+        inv_std = _inverse_std(std)
+        if mean.shape != (d,) or inv_std.shape != (d,):
+            raise ValueError(f"normalisation statistics must have length {d}")
         self.window_size = window_size
         self.x_float32 = tree.x_dtype == "float32"
         self.left, self.right, self.feature, self.bias = tree.left, tree.right, tree.feature, tree.bias
@@ -69,18 +80,26 @@ class PackedTree:
         nodes = np.flatnonzero(dense)
         self.dense = np.full(tree.n_nodes, -1, dtype=np.int64)
         self.dense[nodes] = np.arange(nodes.shape[0])
-        self.weights = np.zeros((nodes.shape[0], window_size, 3 * window_size))
+        self.kernels = np.zeros((nodes.shape[0], window_size, 3 * window_size))
+        self.const = np.empty(nodes.shape[0])
+        self.err_p = np.empty(nodes.shape[0])
+        self.err_q = np.empty(nodes.shape[0])
         for r, node in enumerate(nodes):
             lo, hi = self.indptr[node], self.indptr[node + 1]
-            self.weights[r].ravel()[self.indices[lo:hi]] = self.data[lo:hi]
-        self.n_weights = nnz[nodes]
+            f = self.indices[lo:hi]
+            scaled = self.data[lo:hi] * inv_std[f]
+            self.kernels[r].ravel()[f] = scaled
+            self.const[r] = np.sum(scaled * mean[f])
+            gamma = _SAFETY * (hi - lo + 4) * _UNIT_ROUNDOFF
+            self.err_p[r] = gamma * np.sum(np.abs(scaled))
+            self.err_q[r] = gamma * np.sum(np.abs(scaled * mean[f]))
 
 
 class WindowScorer:
     """Adds trees' class probabilities at every scored pixel of a set of images, reading windows from the images.
 
-    ``mean``/``std``: the window normalisation (length 3 w^2), ``window_size`` w; ``rows``/``cols``: the scored
-    pixels (the same in every image); ``k`` classes. ``sums`` ``(n_images, m, k)`` accumulates in tree order.
+    ``rows``/``cols``: the scored pixels (the same in every image); ``mean``/``std``: the window normalisation
+    (length 3 w^2), ``window_size`` w; ``k`` classes. ``sums`` ``(n_images, m, k)`` accumulates in tree order.
     """
 
     def __init__(self, images, rows, cols, mean, std, window_size, k):
@@ -99,69 +118,53 @@ class WindowScorer:
         self.width = W
         self.window_size = window_size
         self.mean = np.ascontiguousarray(mean, dtype=np.float64)
-        # the inverse standard deviation as extract_windows computes it, so values are the old path's to the bit
-        self.inv_std = 1.0 / np.ascontiguousarray(std, dtype=np.float64)
+        self.inv_std = _inverse_std(std)
         if self.mean.shape != (d,) or self.inv_std.shape != (d,):
             raise ValueError(f"normalisation statistics must have length {d}")
-        self.inv_std_window = self.inv_std.reshape(window_size, 3 * window_size)
+        # where feature f lies in the image, from the window's top-left value: (dy W + dx) 3 + channel
+        cell = np.arange(d) // 3
+        self.offsets = ((cell // window_size) * W + cell % window_size) * 3 + np.arange(d) % 3
         self.magnitude = np.abs(self.images.astype(np.float64, copy=False)).max(axis=1) if n else np.zeros(0)
         self.sums = np.zeros((n, self.rows.shape[0], k))
-
-    def error_terms(self, tree):
-        """Per dense node: P = sum |w_f| inv_std_f and Q = sum |w_f mean_f| inv_std_f, times (d + 4) u times the
-        safety factor (the round-off bound of the module docstring is ``P M + Q``)."""
-        scaled = np.abs(tree.weights) * self.inv_std_window
-        gamma = _SAFETY * (tree.n_weights + 4) * _UNIT_ROUNDOFF
-        p = gamma * scaled.sum(axis=(1, 2))
-        q = gamma * (scaled * np.abs(self.mean.reshape(self.inv_std_window.shape))).sum(axis=(1, 2))
-        const = (tree.weights * self.inv_std_window * self.mean.reshape(self.inv_std_window.shape)).sum(axis=(1, 2))
-        return p, q, const
 
     def add(self, tree, first, last):
         """Add ``tree``'s (a :class:`PackedTree`) leaf rows to the sums of images ``first..last-1`` (releases
         the GIL: images can be shared out among threads)."""
-        p, q, const = self._terms if self._terms_of is tree else self._cache_terms(tree)
-        _add_tree(self.images, first, last, self.width, self.window_size, self.rows, self.cols, self.mean,
-                  self.inv_std, self.inv_std_window, tree.x_float32, tree.left, tree.right, tree.feature, tree.bias,
-                  tree.indptr, tree.indices, tree.data, tree.dense, tree.weights, const, p, q, self.magnitude,
-                  tree.values, self.sums)
-
-    _terms_of = None
-
-    def _cache_terms(self, tree):
-        self._terms = self.error_terms(tree)
-        self._terms_of = tree
-        return self._terms
+        if tree.window_size != self.window_size:
+            raise ValueError(f"the tree reads {tree.window_size}-pixel windows, the scorer {self.window_size}")
+        _add_tree(self.images, first, last, self.width, self.window_size, self.rows, self.cols, self.offsets,
+                  self.mean, self.inv_std, tree.x_float32, tree.left, tree.right, tree.feature, tree.bias,
+                  tree.indptr, tree.indices, tree.data, tree.dense, tree.kernels, tree.const, tree.err_p, tree.err_q,
+                  self.magnitude, tree.values, self.sums)
 
 
 @njit(**_NJIT)
-def _value(image, base, W, w, f, mean, inv_std, x_float32):
-    """Feature f of the window whose top-left pixel starts at flat index ``base``: ``(x - mean) * inv_std`` as
+def _value(image, base, offsets, f, mean, inv_std, x_float32):
+    """Feature f of the window whose top-left value is ``image[base]``: ``(x - mean) * inv_std`` as
     :func:`treeopt.segmentation.windows.extract_windows` computes it (rounded to float32 for float32 trees)."""
-    cell = f // 3
-    v = (image[base + ((cell // w) * W + cell % w) * 3 + f % 3] - mean[f]) * inv_std[f]
+    v = (image[base + offsets[f]] - mean[f]) * inv_std[f]
     if x_float32:
         return np.float64(np.float32(v))
     return v
 
 
 @njit(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "reassoc"})
-def _kernel_sum(image, base, W, weights, inv_std_window):
-    """``sum w_f inv_std_f image[...]`` over a window (rows of 3 w contiguous values) in whatever order LLVM
-    vectorises: the window's product with a dense oblique node up to its constant (round-off only; the bound
+def _kernel_sum(image, base, W, kernel):
+    """``sum_f kernel_f image[...]`` over a window (rows of 3 w contiguous values), in whatever order LLVM
+    vectorises: a dense oblique node's product with the window up to its constant (round-off only; the bound
     is in the module docstring)."""
     s = 0.0
-    rw = weights.shape[1]
-    for dy in range(weights.shape[0]):
+    rw = kernel.shape[1]
+    for dy in range(kernel.shape[0]):
         row = base + dy * W * 3
         for j in range(rw):
-            s += weights[dy, j] * inv_std_window[dy, j] * image[row + j]
+            s += kernel[dy, j] * image[row + j]
     return s
 
 
 @njit(**_NJIT)
-def _add_tree(images, first, last, W, w, rows, cols, mean, inv_std, inv_std_window, x_float32, left, right, feature,
-              bias, indptr, indices, data, dense, weights, const, err_p, err_q, magnitude, values, sums):
+def _add_tree(images, first, last, W, w, rows, cols, offsets, mean, inv_std, x_float32, left, right, feature, bias,
+              indptr, indices, data, dense, kernels, const, err_p, err_q, magnitude, values, sums):
     k = values.shape[1]
     h = w // 2
     for i in range(first, last):
@@ -172,20 +175,20 @@ def _add_tree(images, first, last, W, w, rows, cols, mean, inv_std, inv_std_wind
             while left[node] >= 0:
                 f = feature[node]
                 if f >= 0:
-                    go_right = _value(image, base, W, w, f, mean, inv_std, x_float32) >= bias[node]
+                    go_right = _value(image, base, offsets, f, mean, inv_std, x_float32) >= bias[node]
                 else:
                     r = dense[node]
                     decided = False
                     go_right = False
                     if r >= 0:
-                        margin = _kernel_sum(image, base, W, weights[r], inv_std_window) - const[r] - bias[node]
+                        margin = _kernel_sum(image, base, W, kernels[r]) - const[r] - bias[node]
                         if abs(margin) > err_p[r] * magnitude[i] + err_q[r]:
                             go_right = margin >= 0.0
                             decided = True
                     if not decided:  # the tree store's sum: non-zero weights in feature order, as Tree.apply
                         s = 0.0
                         for jj in range(indptr[node], indptr[node + 1]):
-                            s += data[jj] * _value(image, base, W, w, indices[jj], mean, inv_std, x_float32)
+                            s += data[jj] * _value(image, base, offsets, indices[jj], mean, inv_std, x_float32)
                         go_right = s - bias[node] >= 0.0
                 node = right[node] if go_right else left[node]
             for c in range(k):
