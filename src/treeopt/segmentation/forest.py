@@ -21,9 +21,11 @@ Memory. Fitting holds, per tree being fitted (``n_jobs`` at once), its window ma
 greedy learners' copy of the node being split (at most as large): with the paper's 256,000 windows that is
 2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree; the default profile's 2,000 windows take 23 MB
 (axis) or 46-92 MB per tree.
-The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts ``chunk_size`` windows at a
-time per image (4,096 x 2,883 x 8 bytes = 94 MB per thread). The normalisation statistics come from a
-uniform sample of ``n_stats_windows`` training windows, summed chunk by chunk.
+The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts no windows: each tree reads
+the values its nodes test straight from the images (:mod:`treeopt.segmentation.scoring`, the same label maps and
+probabilities to the bit), one tree at a time over all images, holding float64 class sums per scored pixel
+(n_images x pixels x k). The normalisation statistics come from a uniform sample of ``n_stats_windows`` training
+windows, summed ``chunk_size`` at a time.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ class ForestSegmenter(BaseEstimator):
         Multiply class probabilities by the inverse sampling factor (the paper); False keeps them balanced.
     n_stats_windows : int, default=20000
     chunk_size : int, default=4096
+        Windows cut at a time for the normalisation statistics.
     n_jobs : int or None
         Threads fitting trees and labelling images.
     random_state : int, RandomState or None
