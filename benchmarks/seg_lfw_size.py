@@ -23,6 +23,7 @@ distinct trees of that size: a scoring A/B of old and new code on one fitted for
 
 import argparse
 import cProfile
+import hashlib
 import io
 import json
 import os
@@ -120,7 +121,7 @@ def score_saved(args):
     print(json.dumps({"code": str(Path(treeopt.__file__).parent), "forest": str(args.load), "trees": args.trees,
                       "scored_images": args.score, "score_cpu": c2 - c1, "score_cpu_per_image": (c2 - c1) / args.score,
                       "load_before": os.getloadavg()[0],
-                      "maps_sha": __import__("hashlib").sha256(reweighted.tobytes() + balanced.tobytes()).hexdigest()[:16]}),
+                      "maps_sha": hashlib.sha256(reweighted.tobytes() + balanced.tobytes()).hexdigest()[:16]}),
           flush=True)
 
 
