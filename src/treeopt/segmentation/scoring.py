@@ -124,7 +124,9 @@ class WindowScorer:
         # where feature f lies in the image, from the window's top-left value: (dy W + dx) 3 + channel
         cell = np.arange(d) // 3
         self.offsets = ((cell // window_size) * W + cell % window_size) * 3 + np.arange(d) % 3
-        self.magnitude = np.abs(self.images.astype(np.float64, copy=False)).max(axis=1) if n else np.zeros(0)
+        # M of the round-off bound, per image, from its extremes (no float64 copy of the images)
+        self.magnitude = (np.maximum(np.abs(self.images.max(axis=1).astype(np.float64)),
+                                     np.abs(self.images.min(axis=1).astype(np.float64))) if n else np.zeros(0))
         self.sums = np.zeros((n, self.rows.shape[0], k))
 
     def add(self, tree, first, last):
