@@ -21,9 +21,11 @@ Memory. Fitting holds, per tree being fitted (``n_jobs`` at once), its window ma
 greedy learners' copy of the node being split (at most as large): with the paper's 256,000 windows that is
 2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree; the default profile's 2,000 windows take 23 MB
 (axis) or 46-92 MB per tree.
-The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts ``chunk_size`` windows at a
-time per image (4,096 x 2,883 x 8 bytes = 94 MB per thread). The normalisation statistics come from a
-uniform sample of ``n_stats_windows`` training windows, summed chunk by chunk.
+The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts no windows: each tree reads
+the values its nodes test straight from the images (:mod:`treeopt.segmentation.scoring`, the same label maps and
+probabilities to the bit), one tree at a time over all images, holding float64 class sums per scored pixel
+(n_images x pixels x k). The normalisation statistics come from a uniform sample of ``n_stats_windows`` training
+windows, summed ``chunk_size`` at a time.
 """
 
 from __future__ import annotations
@@ -31,14 +33,17 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..forest.bagging import tree_seeds
 from ..greedy._estimator import MAX_FEATURES_CONSTRAINT
-from .windows import IGNORE, confusion, extract_windows, jaccard_from_confusion, valid_mask, window_dim
+from ..trees import Tree
+from .scoring import PackedTree, WindowScorer
+from .windows import (IGNORE, class_counts, class_pools, confusion, extract_windows, jaccard_from_confusion, n_valid,
+                      valid_flat, valid_mask, window_dim)
 
 SPLIT_KINDS = ("axis", "two_probe", "co2")
 
@@ -82,6 +87,7 @@ class ForestSegmenter(BaseEstimator):
         Multiply class probabilities by the inverse sampling factor (the paper); False keeps them balanced.
     n_stats_windows : int, default=20000
     chunk_size : int, default=4096
+        Windows cut at a time for the normalisation statistics.
     n_jobs : int or None
         Threads fitting trees and labelling images.
     random_state : int, RandomState or None
@@ -190,39 +196,38 @@ class ForestSegmenter(BaseEstimator):
             raise ValueError(f"border ({self.border}) must be at least window_size // 2 ({self.window_size // 2}) "
                              "so that every window lies inside its image")
         n_img, H, W = labels.shape
-        mask = valid_mask((H, W), self.border)
-        flat_valid = (np.arange(n_img)[:, None] * (H * W) + np.flatnonzero(mask)[None, :]).ravel()
-        lab = labels.reshape(-1)[flat_valid].astype(np.int64)
-        if lab.min() < 0:
+        valid_mask((H, W), self.border)  # checks that the border leaves pixels
+        b = self.border
+        inner = labels[:, b:H - b, b:W - b]
+        if inner.min() < 0:
             raise ValueError("labels must be non-negative integers 0..k-1")
-        self.classes_ = np.unique(lab)
+        counts = class_counts(inner, int(inner.max()) + 1)
+        self.classes_ = np.flatnonzero(counts)
         if self.classes_.shape[0] < 2:
             raise ValueError(f"the training label maps hold {self.classes_.shape[0]} class(es) inside the border; "
                              "at least 2 are needed")
         if not np.array_equal(self.classes_, np.arange(self.classes_.shape[0])):
             raise ValueError(f"labels must be 0..k-1 with every class present, got {self.classes_.tolist()}")
         k = self.classes_.shape[0]
-        order = np.argsort(lab, kind="stable")
-        counts = np.bincount(lab, minlength=k)
-        self._pools = np.split(flat_valid[order].astype(np.int32 if flat_valid.max() < 2**31 else np.int64),
-                               np.cumsum(counts)[:-1])
+        self._pools = class_pools(inner, counts, (H, W), b, np.int32 if n_img * H * W < 2**31 else np.int64)
         self.class_pixels_ = counts
         self.class_weights_ = k * counts / counts.sum()
         self.n_features_in_ = window_dim(self.window_size)
         seeds = tree_seeds(self.random_state, self.n_estimators)
-        self._fit_stats(images, flat_valid, np.random.default_rng([seeds[0], 7]))
+        self._fit_stats(images, np.random.default_rng([seeds[0], 7]))
         n_per_class = max(1, self.windows_per_tree // k)
         self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._fit_tree)(images, seed, n_per_class) for seed in seeds)
         del self._pools
         return self
 
-    def _fit_stats(self, images, flat_valid, rng):
+    def _fit_stats(self, images, rng):
         """Per-value mean and standard deviation over a uniform sample of training windows."""
         d = self.n_features_in_
         self.window_mean_, self.window_std_ = np.zeros(d), np.ones(d)
-        n = min(self.n_stats_windows, flat_valid.shape[0])
-        flat = flat_valid[rng.choice(flat_valid.shape[0], n, replace=False)]
+        n_pixels = n_valid(images.shape[:3], self.border)
+        n = min(self.n_stats_windows, n_pixels)
+        flat = valid_flat(rng.choice(n_pixels, n, replace=False), images.shape[1:3], self.border)
         total, total_sq = np.zeros(d), np.zeros(d)
         buf = np.empty((min(self.chunk_size, n), d))
         for start in range(0, n, buf.shape[0]):
@@ -234,14 +239,6 @@ class ForestSegmenter(BaseEstimator):
         self.window_mean_, self.window_std_ = mean, np.where(std > 1e-8, std, 1.0)
 
     # -------------------------------------------------------------------------------------- predict
-    def _tree_proba(self, est, Z):
-        out = np.zeros((Z.shape[0], self.classes_.shape[0]))
-        if self.split_kind == "axis":
-            out[:, est.classes_] = est.predict_proba(Z)
-        else:
-            out[:, est.classes_] = est.tree_.predict_proba(Z)
-        return out
-
     def _stage_sizes(self, n_trees):
         if n_trees is None:
             return [len(self.estimators_)]
@@ -249,28 +246,6 @@ class ForestSegmenter(BaseEstimator):
         if sizes[0] < 1 or sizes[-1] > len(self.estimators_):
             raise ValueError(f"n_trees must lie in [1, {len(self.estimators_)}], got {sizes}")
         return sizes
-
-    def _label_image(self, image, sizes):
-        """Label maps of one image for each forest size in ``sizes`` (border pixels IGNORE), shape
-        ``(2, len(sizes), H, W)``: with the re-weighting (the paper's rule) and without it (balanced)."""
-        H, W = image.shape[:2]
-        mask = valid_mask((H, W), self.border)
-        flat = np.flatnonzero(mask)
-        dtype = np.float32 if self.split_kind == "axis" else np.float64
-        maps = np.full((2, len(sizes), H * W), IGNORE, dtype=np.int16)
-        buf = np.empty((min(self.chunk_size, flat.shape[0]), self.n_features_in_), dtype=dtype)
-        for start in range(0, flat.shape[0], buf.shape[0]):
-            part = flat[start:start + buf.shape[0]]
-            Z = self._windows(image[None], part, dtype, out=buf)
-            acc = np.zeros((part.shape[0], self.classes_.shape[0]))
-            done = 0
-            for s, m in enumerate(sizes):
-                for est in self.estimators_[done:m]:
-                    acc += self._tree_proba(est, Z)
-                done = m
-                maps[0, s, part] = (acc * self.class_weights_).argmax(axis=1)
-                maps[1, s, part] = acc.argmax(axis=1)
-        return maps.reshape(2, len(sizes), H, W)
 
     def staged_predict_both(self, X, n_trees):
         """``(reweighted, balanced)`` label maps, each ``(len(n_trees), n, H, W)``: the forests of the first
@@ -280,10 +255,27 @@ class ForestSegmenter(BaseEstimator):
         check_is_fitted(self)
         images = _check_images(X)
         sizes = self._stage_sizes(n_trees)
-        per_image = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._label_image)(image, sizes) for image in images)
-        both = np.stack(per_image, axis=2)
-        return both[0], both[1]
+        n_img, H, W = images.shape[:3]
+        flat = np.flatnonzero(valid_mask((H, W), self.border))
+        rows, cols = np.divmod(flat, W)
+        scorer = WindowScorer(images, rows, cols, self.window_mean_, self.window_std_, self.window_size,
+                              self.classes_.shape[0])
+        maps = np.full((2, len(sizes), n_img, H * W), IGNORE, dtype=np.int16)
+        n_parts = min(n_img, effective_n_jobs(self.n_jobs))
+        bounds = np.linspace(0, n_img, n_parts + 1).astype(int)
+        done = 0
+        with Parallel(n_jobs=n_parts, prefer="threads") as parallel:
+            for s, m in enumerate(sizes):
+                for est in self.estimators_[done:m]:
+                    tree = PackedTree(Tree.from_sklearn(est) if self.split_kind == "axis" else est.tree_,
+                                      est.classes_, self.classes_.shape[0], self.window_size, self.window_mean_,
+                                      self.window_std_)
+                    parallel(delayed(scorer.add)(tree, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))
+                done = m
+                maps[0, s][:, flat] = (scorer.sums * self.class_weights_).argmax(axis=2)
+                maps[1, s][:, flat] = scorer.sums.argmax(axis=2)
+        maps = maps.reshape(2, len(sizes), n_img, H, W)
+        return maps[0], maps[1]
 
     def staged_predict(self, X, n_trees):
         """Label maps ``(len(n_trees), n, H, W)`` of the forests of the first m trees, m in ``n_trees``,
@@ -305,9 +297,9 @@ class ForestSegmenter(BaseEstimator):
         """``n`` normalised windows drawn uniformly from the scored pixels of ``X`` (for tree statistics)."""
         check_is_fitted(self)
         images = _check_images(X)
-        n_img, H, W = images.shape[:3]
-        flat_valid = (np.arange(n_img)[:, None] * (H * W)
-                      + np.flatnonzero(valid_mask((H, W), self.border))[None, :]).ravel()
+        valid_mask(images.shape[1:3], self.border)
+        n_pixels = n_valid(images.shape[:3], self.border)
         rng = np.random.default_rng(random_state)
-        flat = flat_valid[rng.choice(flat_valid.shape[0], min(n, flat_valid.shape[0]), replace=False)]
+        flat = valid_flat(rng.choice(n_pixels, min(n, n_pixels), replace=False), images.shape[1:3], self.border)
         return self._windows(images, flat, np.float64)
+

@@ -9,7 +9,7 @@ numba kernel into a caller-sized buffer: nothing holds all windows of a data set
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, typed
 
 IGNORE = -1  # label of pixels that are not scored (the border)
 
@@ -83,3 +83,50 @@ def jaccard_score(y_true, y_pred, n_classes=None):
     if n_classes is None:
         n_classes = int(max(np.max(y_true), np.max(y_pred))) + 1
     return jaccard_from_confusion(confusion(y_true, y_pred, n_classes))[0]
+
+
+# ------------------------------------------------------------------------------ scored pixels and class pools
+def n_valid(shape, border):
+    """Pixels inside the border of ``n`` images of ``H x W`` (``shape = (n, H, W)``)."""
+    n, H, W = shape
+    return n * (H - 2 * border) * (W - 2 * border)
+
+
+def valid_flat(index, shape, border):
+    """Flat pixel indices (into ``n x H x W``) of the pixels numbered ``index`` among those inside the border,
+    numbered image by image in row-major order (the order of ``np.flatnonzero`` over the valid masks)."""
+    H, W = shape
+    h, w = H - 2 * border, W - 2 * border
+    img, rem = np.divmod(np.asarray(index, dtype=np.int64), h * w)
+    r, c = np.divmod(rem, w)
+    return img * (H * W) + (r + border) * W + (c + border)
+
+
+@njit(cache=True, nogil=True)
+def class_counts(inner, k):
+    """Pixels of each label ``0..k-1`` in the label maps' inner parts (n, h, w)."""
+    counts = np.zeros(k, dtype=np.int64)
+    for i in range(inner.shape[0]):
+        for r in range(inner.shape[1]):
+            for c in range(inner.shape[2]):
+                counts[np.int64(inner[i, r, c])] += 1
+    return counts
+
+
+def class_pools(inner, counts, shape, border, dtype):
+    """Per class, the flat pixel indices (into ``n x H x W``) of its pixels inside the border, increasing."""
+    pools = [np.empty(c, dtype=dtype) for c in counts]
+    _fill_pools(inner, shape[0], shape[1], border, typed.List(pools))
+    return pools
+
+
+@njit(cache=True, nogil=True)
+def _fill_pools(inner, H, W, border, pools):
+    fill = np.zeros(len(pools), dtype=np.int64)
+    for i in range(inner.shape[0]):
+        for r in range(inner.shape[1]):
+            base = i * H * W + (r + border) * W + border
+            for c in range(inner.shape[2]):
+                label = np.int64(inner[i, r, c])
+                pools[label][fill[label]] = base + c
+                fill[label] += 1
