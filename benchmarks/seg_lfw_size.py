@@ -39,18 +39,19 @@ N_TRAIN, N_VAL, SIZE = 2577, 100, 250
 TO_THREE = np.array([0, 1, 1, 1, 2, 2, 2, 2], dtype=np.uint8)
 
 
-def make(path):
+def make(path, n_train=N_TRAIN, n_val=N_VAL, size=SIZE):
     from treeopt.data.faces import make_synthetic_faces
 
-    images, labels = make_synthetic_faces(N_TRAIN + N_VAL, SIZE, random_state=37)
+    images, labels = make_synthetic_faces(n_train + n_val, size, random_state=37)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, images=images, labels=TO_THREE[labels])
+    np.savez(path, images=images, labels=TO_THREE[labels], n_train=n_train)
 
 
 def load(path):
     with np.load(path) as z:
         images, labels = z["images"], z["labels"]
-    return images[:N_TRAIN], labels[:N_TRAIN], images[N_TRAIN:], labels[N_TRAIN:]
+        n_train = int(z["n_train"]) if "n_train" in z.files else N_TRAIN
+    return images[:n_train], labels[:n_train], images[n_train:], labels[n_train:]
 
 
 def params(kind, trees, windows, max_depth):
@@ -137,9 +138,11 @@ def main(argv=None):
     parser.add_argument("--profile", type=int, default=0, help="print the top N functions by CPU time")
     parser.add_argument("--save", type=Path, help="fit: pickle the fitted segmenter here")
     parser.add_argument("--load", type=Path, help="score: the pickled segmenter")
+    parser.add_argument("--smoke", action="store_true",
+                        help="make: 6 training and 2 validation images of 64 x 64 (a smoke run of this script)")
     args = parser.parse_args(argv)
     if args.command == "make":
-        make(args.data)
+        make(args.data, *((6, 2, 64) if args.smoke else ()))
     elif args.command == "score":
         score_saved(args)
     else:

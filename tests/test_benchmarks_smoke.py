@@ -23,7 +23,7 @@ SCRIPTS = {p.name for p in BENCH.glob("*.py")}
 COVERED = {"bench_co2_forest.py", "bench_nongreedy.py", "bench_rgf.py", "bench_rgf_regularizers.py", "bench_tao.py",
            "co2_settings.py", "cost_runs.py", "memory_table.py", "run_memory.py", "tao_schedule.py",
            "tree_memory.py", "whole_forest_check.py", "_treeple_worker.py", "_ydf_worker.py", "bench_oc1.py",
-           "merge_blocks_cost.py"}
+           "merge_blocks_cost.py", "seg_lfw_size.py"}
 ENV = {"PYTHONPATH": str(ROOT / "src")}
 
 
@@ -108,7 +108,7 @@ def test_ydf_peer(in_work):
 
 def test_oc1_benchmark(in_work):
     out = in_work / "oc1_speed.csv"
-    script("bench_oc1").main(["--smoke", "--datasets", "letter", "--out", str(out)])
+    script("bench_oc1").main(["--smoke", "--datasets", "protein_like", "--out", str(out)])
     table = pd.read_csv(out)
     assert table.fit_cpu_seconds.gt(0).all() and table.test_accuracy.between(0, 100).all()
 
@@ -118,6 +118,19 @@ def test_merge_blocks_cost(in_work, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and all("CPU-s per GB" in line for line in lines)
     assert not (in_work / "merge_bench").exists()  # its folder is removed at the end
+
+
+def test_segmentation_at_lfw_size(in_work, capsys):
+    data = in_work / "faces.npz"
+    bench = script("seg_lfw_size")
+    bench.main(["make", "--smoke", "--data", str(data)])
+    for kind in ("axis", "two_probe", "co2"):
+        bench.main(["time", kind, "--data", str(data), "--trees", "2", "--windows", "300", "--max-depth", "3",
+                    "--score", "1", "--save", str(in_work / f"{kind}.pkl")])
+    bench.main(["score", "--data", str(data), "--load", str(in_work / "co2.pkl"), "--trees", "3", "--score", "1"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [line.get("kind") for line in lines] == ["axis", "two_probe", "co2", None]
+    assert all(line["score_cpu"] >= 0 for line in lines) and all(line["fit_cpu"] > 0 for line in lines[:3])
 
 
 def test_co2_settings(in_work):
