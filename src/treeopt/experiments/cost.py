@@ -17,7 +17,8 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     co2_forest                T n L (p + 160)   CO2's SGD touches every point-feature of a node at every
                                                  epoch, about L levels; + 160: its per-point work that does
                                                  not grow with p (CO2_FIXED_FEATURES)
-    oc1_forest                T n L^2 p         OC1's line searches, every point-feature of a node, sorted
+    oc1_forest                T n L^2 (p + 14)  OC1's line searches, every point-feature of a node, sorted; + 14:
+                                                 the per-point sweep that does not grow with p (OC1_FIXED_FEATURES)
     rf                        T n L q           scikit-learn's trees, q features tried per node
     cart                      n p d
     co2_tree                  n p d
@@ -37,7 +38,8 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     rgf                       leaves n          a split search per added leaf over binned features, plus
                                                  the corrections (results/paper/rgf_fig16_time.csv: 10,000
                                                  leaves took 8-13 s with 108 features, 12-19 s with 10)
-    segmentation              T d 2883 (windows + pixels scored)   (a segmentation set's p: pixels per image)
+    segmentation              T d 2883 (windows + s x pixels scored)   (a segmentation set's p: pixels per image;
+                                                 s: the method's score_weight, scoring a pixel vs fitting a window)
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
 plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
@@ -81,6 +83,12 @@ CO2_FIXED_FEATURES = 160
 # in-process fits of the calibration runs' trees (CPU per row x hyperplane x level: SatImage p = 36 5.5e-8 s,
 # Letter p = 16 5.7e-8 s, Fashion-MNIST p = 784 5.7e-7 s; c (p + F) with c = 6.8e-10 s gives F = 56).
 RANDOM_OBLIQUE_FIXED_FEATURES = 56
+# An OC1 Forest tree's work per point and level that does not grow with p (the line searches' sweeps and sorts over
+# the node's points, the offset search) costs as much as about this many features: one tree of the forest timed at
+# the paper profile's sizes (#37, benchmarks/bench_oc1.py, new line search, load 3.6-4.1 on 2 cores): Letter
+# 10,500 x 16 in 6.85 CPU-s, a Protein-shaped set 17,766 x 357 in 161.28 CPU-s; c n L^2 (p + F) through both
+# gives F = 14 (c = 1.228e-7 s).
+OC1_FIXED_FEATURES = 14
 # NonGreedyTreeClassifier's max_epochs when a run does not set it (a test keeps the two equal): a run is costed at
 # its epoch budget, not at the epochs its stop rule may leave out (that is known only after the run)
 NONGREEDY_MAX_EPOCHS = 100
@@ -192,8 +200,11 @@ def _features_tried(value, p, default):
     return min(int(value), p)
 
 
-def work(family, params, shape, fit_on, stages=()):
-    """Units of work of one fit (see the module docstring) and the units of its memory term."""
+def work(family, params, shape, fit_on, stages=(), score_weight=1.0):
+    """Units of work of one fit (see the module docstring) and the units of its memory term.
+
+    ``score_weight`` (segmentation only): the CPU of scoring one pixel through one tree over that of fitting on one
+    window, a method's own number in the model file (scoring reads only the values a tree's nodes test)."""
     n = max(shape.n_fit(fit_on), 2)
     p = max(shape.p, 1)
     L = math.log2(n)
@@ -203,7 +214,7 @@ def work(family, params, shape, fit_on, stages=()):
         return T * n * L * (p + CO2_FIXED_FEATURES), n * p
     if family == "oc1_forest":  # the OC1 tree's n log n line searches at each of about L levels
         T = _size(params, stages, "n_estimators", 30)
-        return T * n * L * L * p, n * p
+        return T * n * L * L * (p + OC1_FIXED_FEATURES), n * p
     if family == "rf":
         T = _size(params, stages, "n_estimators", 100)
         q = _features_tried(params.get("max_features"), p, "sqrt")
@@ -234,7 +245,7 @@ def work(family, params, shape, fit_on, stages=()):
         windows = _number(params.get("windows_per_tree"), 256000)
         depth = _number(params.get("max_depth"), 20) or 20
         scored = (shape.n_test + 5 + (shape.n_val if fit_on == "train" else 0)) * p  # every pixel, through every tree
-        return T * depth * SEG_FEATURES * (windows + scored), windows * SEG_FEATURES
+        return T * depth * SEG_FEATURES * (windows + score_weight * scored), windows * SEG_FEATURES
     if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
         samples = min(_number(params.get("max_samples"), n) or n, n)
         return 2.0 ** _number(params.get("max_depth"), 6) * samples * _number(params.get("timed_epochs"), 2) * p, n * p
@@ -267,7 +278,7 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     family = entry["family"]
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
-    units, mem_units = work(family, params, shape, fit_on, stages)
+    units, mem_units = work(family, params, shape, fit_on, stages, float(entry.get("score_weight", 1.0)))
     # fixed: what a fit of the family costs whatever its size (its numba kernels loaded from the cache, per-node
     # Python work of a small tree), fitted with cpu on calibration runs of two sizes (benchmarks/cost_runs.py fit)
     fit_cpu = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * units

@@ -145,14 +145,19 @@ def _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx):
 # at ~300 (/tmp timings of this session, summarised in docs/co2.md "OC1 speed").
 RADIX_MIN_POINTS = 64
 RADIX_WIDE_POINTS = 1000  # from here on 11-bit digits (3 passes) rather than 8-bit ones (4 passes)
+# after this many radix-path line searches at a node, if more than half fell back on the quicksort form (tie groups
+# mixing tags), the node's later searches take the quicksort form directly: the same results, without paying both
+TIE_PRONE_AFTER = 16
 
 
 @njit(**_NJIT)
 def line_search_workspace(n, k):
     """Buffers :func:`_line_search_into` reuses across the line searches of one node (no allocation per call)."""
     keys, spare_keys, spare_tags, hist, hist_small = radix_workspace(n)
+    # tally: radix-path line searches of this node so far, and how many of them fell back (a tie group mixing tags)
     return (np.empty(n), np.empty(n, dtype=np.int32), np.zeros(k, dtype=np.int64), np.zeros(2 * k, dtype=np.int64),
-            keys, spare_keys, spare_tags, hist, hist_small, np.empty(2 * 100, dtype=np.int64))
+            keys, spare_keys, spare_tags, hist, hist_small, np.empty(2 * 100, dtype=np.int64),
+            np.zeros(2, dtype=np.int64))
 
 
 @njit(**_NJIT)
@@ -177,7 +182,7 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
     the quicksort form runs (~1% of Letter's line searches).
     ``ws``: :func:`line_search_workspace` of at least ``len(V)`` points and ``k`` classes.
     """
-    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack = ws
+    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack, tally = ws
     n = V.shape[0]
     right[:k] = 0
     n_ev = 0
@@ -202,6 +207,11 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
         quicksort_pairs(U, tags, n_ev, stack)
         alpha, gain, mixed = _sweep(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, right, left, False)
         return alpha, gain
+    if tally[0] >= TIE_PRONE_AFTER and 2 * tally[1] > tally[0]:
+        # a node whose projections tie across classes (one-hot or integer features, e.g. Connect-4) falls back on
+        # most searches: the radix sort and its sweep would only be paid on top of the quicksort form
+        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+    tally[0] += 1
     bits = U.view(np.uint64)
     for i in range(n_ev):
         keys[i] = float_to_ordered(bits[i])
@@ -214,6 +224,7 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
     alpha, gain, mixed = _sweep(sorted_keys.view(np.float64), sorted_tags, n_ev, n, k, min_samples_leaf, total,
                                 xlogx, right, left, True)
     if mixed:
+        tally[1] += 1
         return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
     return alpha, gain
 
