@@ -206,13 +206,13 @@ def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
     merge = cost.estimate_spec(final, plan.profile)
     assert merge == cost.estimate_merge(final) and merge.cpu_seconds > start + model["merge"]["fixed"]
     assert merge.cpu_seconds < 60 and merge.parallel == 1
-    # every tree block of the profile within 4 CPU-hours; the 1000-tree OC1 Forest on Protein alone is ~70 h
-    assert whole.cpu_seconds > 50 * 3600
+    # every tree block of the profile within 4 CPU-hours; the 1000-tree OC1 Forest on Protein alone is ~45 h
+    assert whole.cpu_seconds > 40 * 3600
     assert max(cost.estimate_spec(b, plan.profile).cpu_seconds for b in plan.blocks.values()) <= 4 * 3600
     costs = cost.estimate_plan(plan)
     oblique = costs["co2_forest_size_oblique"]
     assert oblique.n_blocks == len(plan.blocks) == 300
-    assert oblique.longest_seconds <= 4 * 3600 and "/oc1_forest/" in oblique.longest_job
+    assert oblique.longest_seconds <= 4 * 3600  # the longest: a CO2 Forest of 1000 trees on Covertype, or a block
     # SLURM: a block asks for 3x its predicted time, the merge for the floor
     assert resources.run_runtime("paper", blocks[0]) == math.ceil(parts[0].cpu_seconds * 3 / 60)
     assert resources.run_runtime("paper", final) == model["safety"]["min_minutes"]
