@@ -27,10 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from ._grow import ForestGrower, make_bins
-from ._grow import warm_up
 from ._regularizers import REGULARIZERS
-
-warm_up()  # load the numba kernels at import, not inside the first fit (fit_seconds is a reported result)
 
 
 class FittedTree:
