@@ -121,6 +121,15 @@ onstart:
         _fetching = []
     if _fetching:
         print(f"treeopt: DOWNLOADING for the requested targets: {', '.join(_fetching)}", file=sys.stderr)
+    # numba kernels of the runs' methods compiled at the lowest priority on cores the jobs leave idle
+    # (treeopt.experiments.precompile; local execution only, TREEOPT_PRECOMPILE=0 turns it off)
+    if workflow.local_exec and not workflow.dryrun:
+        try:
+            from treeopt.experiments import precompile as _precompile
+
+            _precompile.start(_precompile.entries(workflow.dag.needrun_jobs(), PLAN))
+        except Exception as _exc:  # an optimisation only: the runs warm up their own kernels anyway
+            print(f"treeopt: no background kernel compilation ({_exc})", file=sys.stderr)
 
 
 # ---- lookups used by the rules -------------------------------------------------------------------------
