@@ -44,41 +44,67 @@ def test_entries_take_the_first_run_of_each_method():
             _job("final_run", "f1"), _job("final_run", "f2"), _job("final_run", "f3"), _job("select", "s"),
             _job("candidate_run", "r3")]
     items = precompile.entries(jobs, plan)
-    assert [(i["method"], i["split"]) for i in items] == [
+    assert [(i["method"], str(Path(i["split"]).relative_to(Path.cwd()))) for i in items] == [
         ("co2_tree", "data/processed/wine/split0.npz"), ("oc1_tree", "data/processed/letter/split0.npz"),
         ("cart", "data/processed/wine/split0.npz")]
     assert items[0]["params"] == {"max_depth": 2, "nu": 1.0}
 
 
-def test_turned_off_by_the_environment():
+def test_turned_off_by_the_environment(tmp_path):
     assert not precompile.enabled({"TREEOPT_PRECOMPILE": "0"})
     assert not precompile.enabled({"SLURM_JOB_ID": "7"})
     assert precompile.enabled({})
-    assert precompile.start([{"method": "cart"}], environ={"TREEOPT_PRECOMPILE": "0"}) is None
+    environ = {"TREEOPT_PRECOMPILE": "0"}
+    assert precompile.write_list([{"method": "cart"}], tmp_path / "list.pkl", environ) is None
+    assert precompile.ENV_LIST not in environ and not (tmp_path / "list.pkl").exists()
 
 
-def test_background_compile_fills_the_cache_a_run_then_loads(tmp_path, monkeypatch):
-    """The detached process compiles a run's kernels into numba's cache at low priority and skips a run whose
-    split never appears; a run of that method afterwards compiles nothing (its warm-up only loads)."""
+WAITER = """
+import logging, sys
+from treeopt.experiments import warmup
+from treeopt.experiments.methods import make_estimator
+from sklearn.datasets import load_wine
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+X, y = load_wine(return_X_y=True)
+warmup.warm_up(make_estimator("cart", {"max_depth": 3}, 0), X, y, task="classification", name="cart")
+"""
+
+
+def test_a_waiting_job_warms_up_other_methods(tmp_path, monkeypatch):
+    """While another process holds cart's kernel lock, a cart job warms up the listed tao_axis run instead of
+    idling (its kernels land in numba's cache, its marker is set), skips a method whose split is not there,
+    then takes cart's lock when it is released."""
+    import fcntl
+    import threading
+
     from treeopt.data import prepare_split
     from treeopt.experiments.config import load_config
+    from treeopt.experiments.warmup import _lock_path
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-cache"))
-    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
-    monkeypatch.setenv("TREEOPT_PRECOMPILE_WAIT_SECONDS", "1")
+    cache = tmp_path / "numba-cache"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     split = prepare_split("wine", load_config(ROOT / "config.yaml"), 0)
-    proc = precompile.start([{"method": "cart", "params": {}, "seed": 0, "split": "no/such/split.npz"},
-                             {"method": "cart", "params": {"max_depth": 3}, "seed": 0, "split": str(split)}],
-                            workdir=tmp_path)
-    assert proc.wait(timeout=600) == 0
-    log = (tmp_path / precompile.LOG_FILE).read_text()
-    assert "split no/such/split.npz not there: skipped" in log
-    assert "compiling numba kernels for cart ..." in log and log.rstrip().endswith("done"), log
-    assert any(p.suffix == ".nbi" for p in (tmp_path / "numba-cache").rglob("*"))
-    assert os.getpriority(os.PRIO_PROCESS, os.getpid()) < 19  # only the background process was reniced
-
-    code = ("import sys; from treeopt.experiments.runner import run; "
-            "run(sys.argv[1], dataset='wine', method='cart', params={'max_depth': 3}, seed=0, split_path=sys.argv[2])")
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "run"), str(split)], check=True, timeout=600)
+    items = [{"method": "oc1_tree", "params": {}, "seed": 0, "split": str(tmp_path / "missing.npz")},
+             {"method": "tao_axis", "params": {"max_depth": 2}, "seed": 0, "split": str(split.resolve())}]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    listed = precompile.write_list(items, tmp_path / "logs" / "first_runs.pkl", env)
+    assert env[precompile.ENV_LIST] == str(listed)
+    with open(_lock_path("cart"), "a") as held:  # another job compiling cart's kernels
+        fcntl.flock(held, fcntl.LOCK_EX)
+        timer = threading.Timer(5.0, lambda: fcntl.flock(held, fcntl.LOCK_UN))
+        timer.start()
+        out = subprocess.run([sys.executable, "-c", WAITER], env=env, capture_output=True, text=True, timeout=900)
+        timer.cancel()
+    assert out.returncode == 0, out.stderr
+    assert "cart's kernels are being compiled by another job: warming up tao_axis's meanwhile" in out.stdout
+    assert "oc1_tree" not in out.stdout  # its split is not there: left to its own runs
+    assert (tmp_path / "logs" / "first_runs.pkl.done" / "tao_axis").exists()
+    assert (tmp_path / "logs" / "first_runs.pkl.done" / "cart").exists()
+    assert out.stdout.rstrip().splitlines()[-1].startswith("compiling numba kernels for cart ...")
+    # the listed method's kernels are in the cache: its own first run only loads them
+    code = ("import sys; from treeopt.experiments.runner import run; run(sys.argv[1], dataset='wine', "
+            "method='tao_axis', params={'max_depth': 2}, seed=0, split_path=sys.argv[2])")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "run"), str(split)], env=env, check=True,
+                   timeout=900)
     assert "(compiled 0.0 s" in (tmp_path / "run" / "log.txt").read_text()

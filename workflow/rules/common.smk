@@ -121,15 +121,17 @@ onstart:
         _fetching = []
     if _fetching:
         print(f"treeopt: DOWNLOADING for the requested targets: {', '.join(_fetching)}", file=sys.stderr)
-    # numba kernels of the runs' methods compiled at the lowest priority on cores the jobs leave idle
-    # (treeopt.experiments.precompile; local execution only, TREEOPT_PRECOMPILE=0 turns it off)
+    # the first run of each method, for jobs that wait on another job's numba compile to warm up other methods'
+    # kernels meanwhile (treeopt.experiments.precompile; local execution only, TREEOPT_PRECOMPILE=0 turns it off)
     if workflow.local_exec and not workflow.dryrun:
         try:
             from treeopt.experiments import precompile as _precompile
 
-            _precompile.start(_precompile.entries(workflow.dag.needrun_jobs(), PLAN))
+            _precompile.write_list(
+                _precompile.entries(workflow.dag.needrun_jobs(), PLAN), f"{LOGS}/kernels/first_runs.pkl"
+            )
         except Exception as _exc:  # an optimisation only: the runs warm up their own kernels anyway
-            print(f"treeopt: no background kernel compilation ({_exc})", file=sys.stderr)
+            print(f"treeopt: no kernel warm-up list ({_exc})", file=sys.stderr)
 
 
 # ---- lookups used by the rules -------------------------------------------------------------------------

@@ -1,35 +1,34 @@
-"""Numba kernels compiled in the background while a local workflow runs, on the cores its jobs leave idle.
+"""A job waiting for another job's numba compile warms up the kernels of other methods meanwhile.
 
 A run compiles (or loads) its method's kernels before its timed fit, under a lock per method
 (:mod:`treeopt.experiments.warmup`). On a fresh clone the first runs of the CO2 and OC1 families compile for
-40-75 s each, and Snakemake often starts two runs of one method at once: the second waits for the first's
-compile under the lock, and its core stays idle. Two fresh-clone runs of the default profile differed by two
-minutes (504 s and 626 s) depending on how often that happened (55 s and 41 s of waiting in the slower one).
+35-75 s each, and Snakemake often starts two runs of one method at once: the second waited for the first's
+compile under the lock, and its core stayed idle. Fresh-clone runs of the default profile took 504 s to 626 s
+depending on how often that happened (59 s and 36 s of such waiting in one of the slow ones).
 
-Here the workflow's ``onstart`` (``workflow/rules/common.smk``, local execution only) starts one detached
-process at the lowest CPU priority (``nice`` 19) that warms up, one method after the other, the kernels of the
-first run of every method the invocation will run (:func:`entries`): the same call, under the same lock, as the
-run's own warm-up, so nothing is compiled twice and nothing in a run changes (its ``compile_seconds`` only gets
-shorter). While both cores are busy with jobs this process gets almost no CPU; when a job waits for a lock, or
-Snakemake has fewer jobs than cores, it compiles the kernels later jobs would have compiled. It writes no
-result, only its log (``results/logs/precompile.log``), waits for each run's split to be prepared, skips a run
-whose split does not appear or whose warm-up fails (that run then compiles for itself, as before), and exits when
-its list is done or Snakemake has gone. ``TREEOPT_PRECOMPILE=0`` turns it off.
+Now the workflow's ``onstart`` (``workflow/rules/common.smk``, local execution only) writes the list of the first
+run of every method the invocation will run (:func:`entries`, :func:`write_list`) and names it in
+``TREEOPT_PRECOMPILE_LIST``, which the jobs inherit. A job that finds its method's lock held goes down that list
+(:func:`help_while_waiting`): a method whose lock is free and which nobody has warmed up yet is warmed up by this
+job, the same call under the same lock as that method's own first run would make, so nothing is compiled twice;
+between two methods it checks its own lock and returns as soon as it can have it. A method's split must exist
+already and be small (:data:`MAX_SPLIT_BYTES`: a job does not load a big data set it was not given memory for);
+a warm-up that fails is logged and left to the method's own runs. Markers of the methods done live beside the
+list (``{list}.done/{method}``). Nothing of a run changes except that its ``compile_seconds`` (lock wait included)
+may now hold other methods' compile time instead of idle time. ``TREEOPT_PRECOMPILE=0`` turns it off.
 """
 
 from __future__ import annotations
 
-import pickle
 import logging
 import os
-import subprocess
-import sys
-import time
+import pickle
 from pathlib import Path
 
-# how long to wait for a run's split (prepare_split jobs make them early)
-SPLIT_WAIT_SECONDS = float(os.environ.get("TREEOPT_PRECOMPILE_WAIT_SECONDS", 900.0))
-LOG_FILE = "results/logs/precompile.log"
+ENV_LIST = "TREEOPT_PRECOMPILE_LIST"
+MAX_SPLIT_BYTES = 200_000_000  # a waiting job loads other methods' splits only up to this size
+
+_log = logging.getLogger("treeopt.numba")
 
 
 def enabled(environ=None):
@@ -50,48 +49,100 @@ def entries(jobs, plan):
         kind = "run" if job.rule.name == "candidate_run" else "final"
         try:
             spec = plan.lookup(kind, str(job.output[0]))
-        except Exception:  # noqa: BLE001 (informative only: a run not found is simply not precompiled)
+        except Exception:  # noqa: BLE001 (informative only: a run not found is simply not in the list)
             continue
         params = getattr(spec, "params", None)
         if spec.method in seen or params is None or getattr(spec, "inherit", ()):
             continue
         seen.add(spec.method)
         out.append({"method": spec.method, "params": plain_params(params), "seed": int(spec.seed),
-                    "split": str(plan.split_path(spec.dataset, spec.seed))})
+                    "split": str(Path(plan.split_path(spec.dataset, spec.seed)).resolve())})
     return out
 
 
-def start(items, workdir=".", environ=None):
-    """Start the background process for ``items`` (:func:`entries`); returns its ``Popen`` (None: nothing to do,
-    or turned off)."""
+def write_list(items, path, environ=None):
+    """Write ``items`` to ``path`` (pickle), clear its done markers and name it in ``TREEOPT_PRECOMPILE_LIST`` of
+    ``environ`` (default ``os.environ``: the jobs Snakemake starts inherit it). Returns the path, or None when
+    turned off or there is nothing to list."""
+    environ = os.environ if environ is None else environ
     if not items or not enabled(environ):
         return None
-    log = Path(workdir) / LOG_FILE
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "treeopt.experiments.precompile", str(os.getpid())],
-                                stdin=subprocess.PIPE, stdout=out, stderr=out, cwd=workdir, start_new_session=True,
-                                close_fds=True)
-    proc.stdin.write(pickle.dumps(items))
-    proc.stdin.close()
-    return proc
+    path = Path(path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = _done_dir(path)
+    done.mkdir(exist_ok=True)
+    for marker in done.iterdir():
+        if marker.is_file() and marker.name in {item["method"] for item in items}:
+            marker.unlink()  # this invocation's markers only (names of its own methods, in its own folder)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(items))
+    os.replace(tmp, path)
+    environ[ENV_LIST] = str(path)
+    return path
 
 
-def _parent_alive(pid):
-    return os.getppid() == pid
+def _done_dir(path):
+    return Path(f"{path}.done")
 
 
-def _wait_for(path, parent):
-    deadline = time.monotonic() + SPLIT_WAIT_SECONDS
-    while not Path(path).exists():
-        if time.monotonic() > deadline or not _parent_alive(parent):
-            return False
-        time.sleep(0.5)
-    return True
+def _current_list():
+    path = os.environ.get(ENV_LIST)
+    if not path or not enabled():
+        return None, []
+    try:
+        return Path(path), pickle.loads(Path(path).read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError):
+        return None, []
+
+
+def mark_done(method):
+    """Record that ``method``'s kernels are warm (compiled into numba's cache) for this invocation."""
+    path, _ = _current_list()
+    if path is not None:
+        try:
+            (_done_dir(path) / method).touch()
+        except OSError:
+            pass
+
+
+def _is_done(path, method):
+    return (_done_dir(path) / method).exists()
+
+
+def help_while_waiting(name, is_free, log=None):
+    """Warm up the listed methods nobody has warmed up yet whose lock is free, while ``name``'s lock is held by
+    another job; return as soon as ``is_free()`` (which takes ``name``'s lock) succeeds, or when nothing is left."""
+    from .warmup import kernel_lock_if_free
+
+    log = log or _log
+    path, items = _current_list()
+    for item in items:
+        if is_free():
+            return
+        method = item["method"]
+        if method == name or _is_done(path, method) or not _small_split(item["split"]):
+            continue
+        with kernel_lock_if_free(method) as got:
+            if not got or _is_done(path, method):  # another job is compiling it, or did meanwhile
+                continue
+            log.info("%s's kernels are being compiled by another job: warming up %s's meanwhile", name, method)
+            try:
+                warm_one(item, log)
+            except Exception as exc:  # noqa: BLE001 (that method's own runs then compile for themselves)
+                log.warning("warm-up of %s failed (%s: %s); its runs compile for themselves", method,
+                            type(exc).__name__, exc)
+                mark_done(method)  # not to be tried again by every waiting job
+
+
+def _small_split(split):
+    try:
+        return os.path.getsize(split) <= MAX_SPLIT_BYTES
+    except OSError:
+        return False  # not prepared yet
 
 
 def warm_one(item, log):
-    """Warm up the kernels of one run (:func:`treeopt.experiments.warmup.warm_up`, as the run itself calls it)."""
+    """Warm up the kernels of one listed run, as that run's own warm-up would (the caller holds its lock)."""
     from ..data import load_split
     from .methods import get_method, make_estimator
     from .runner import fit_parts
@@ -105,28 +156,4 @@ def warm_one(item, log):
         X_fit, y_fit, _, _ = fit_parts(split, "train")
         n_features = X_fit.shape[1]
     estimator = make_estimator(item["method"], item["params"], item["seed"], n_jobs=1, n_features=n_features)
-    return warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log)
-
-
-def main(parent, items):
-    os.nice(19)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout)
-    log = logging.getLogger("treeopt.precompile")
-    log.info("warming up the kernels of %d methods: %s", len(items), ", ".join(i["method"] for i in items))
-    for item in items:
-        if not _parent_alive(parent):
-            log.info("Snakemake has ended: stopping")
-            return
-        if not _wait_for(item["split"], parent):
-            log.info("%s: split %s not there: skipped", item["method"], item["split"])
-            continue
-        try:
-            warm_one(item, log)
-        except Exception as exc:  # noqa: BLE001 (the run then compiles for itself)
-            log.warning("%s: warm-up failed (%s: %s); its runs compile for themselves", item["method"],
-                        type(exc).__name__, exc)
-    log.info("done")
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]), pickle.loads(sys.stdin.buffer.read()))
+    return warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log, locked=True)

@@ -50,20 +50,50 @@ def lock_dir():
     return Path(os.environ.get("NUMBA_CACHE_DIR") or tempfile.gettempdir())
 
 
-@contextlib.contextmanager
-def kernel_lock(name):
-    """Hold an exclusive ``flock`` on ``treeopt-kernels-{name}.lock`` (:func:`lock_dir`); yields the seconds
-    waited for it. The lock is the kernel file's own: the operating system releases it when its holder dies."""
+def _lock_path(name):
     folder = lock_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"treeopt-kernels-{name}-uid{os.getuid()}.lock"
+    return folder / f"treeopt-kernels-{name}-uid{os.getuid()}.lock"
+
+
+@contextlib.contextmanager
+def kernel_lock(name, while_waiting=None):
+    """Hold an exclusive ``flock`` on ``treeopt-kernels-{name}.lock`` (:func:`lock_dir`); yields the seconds
+    waited for it. The lock is the kernel file's own: the operating system releases it when its holder dies.
+
+    When another process holds it, ``while_waiting(is_free)`` runs first (if given): work to do instead of
+    idling, which calls ``is_free()`` to learn whether the lock can be had now (it then holds it) and returns
+    when it does or has nothing left to do; then the lock is waited for as usual."""
     start = time.perf_counter()
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with open(_lock_path(name), "a") as handle:
+        if not _try_flock(handle):
+            if while_waiting is not None:
+                while_waiting(lambda: _try_flock(handle))
+            fcntl.flock(handle, fcntl.LOCK_EX)  # at once when is_free() got it: flock on a held lock is a no-op
         try:
             yield time.perf_counter() - start
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _try_flock(handle):
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def kernel_lock_if_free(name):
+    """Yield True holding ``name``'s kernel lock if no other process holds it now, else yield False at once."""
+    with open(_lock_path(name), "a") as handle:
+        got = _try_flock(handle)
+        try:
+            yield got
+        finally:
+            if got:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class CompileClock:
@@ -129,14 +159,20 @@ def exercise_prediction(estimator, X):
             tree.apply(X)
 
 
-def warm_up(estimator, X, y, *, task, name, log=None):
+def warm_up(estimator, X, y, *, task, name, log=None, locked=False):
     """Compile (or load) the kernels ``estimator.fit`` will call, by a small fit of a copy of it (see the module
     docstring); returns the seconds spent, lock wait included (0.0 for an estimator without kernels).
+
+    While another job holds the method's lock (compiling the same kernels), this one warms up other methods'
+    kernels that the workflow will need (:func:`treeopt.experiments.precompile.help_while_waiting`) instead of
+    leaving its core idle; ``locked``: the caller holds the lock already (no lock taken here).
 
     A failing warm-up fit is logged and ignored: the real fit then compiles what it needs, and the run's
     ``fit_compile_seconds`` shows it.
     """
     from sklearn.base import clone
+
+    from .precompile import help_while_waiting, mark_done
 
     log = log or _log
     if not has_kernels(estimator):
@@ -144,7 +180,9 @@ def warm_up(estimator, X, y, *, task, name, log=None):
     rows = warmup_rows(y, task)
     small = clone(estimator).set_params(**shrunk_params(estimator))
     start = time.perf_counter()
-    with kernel_lock(name) as waited, numba_compile_clock() as clock:
+    lock = (contextlib.nullcontext(0.0) if locked
+            else kernel_lock(name, while_waiting=lambda is_free: help_while_waiting(name, is_free, log)))
+    with lock as waited, numba_compile_clock() as clock:
         log.info("compiling numba kernels for %s (or loading them from numba's cache) ...", name)
         library = logging.getLogger("treeopt")
         level = library.level
@@ -160,6 +198,7 @@ def warm_up(estimator, X, y, *, task, name, log=None):
         finally:
             library.setLevel(level)
     seconds = time.perf_counter() - start
+    mark_done(name)
     log.info("compiling numba kernels for %s ... %.1f s (compiled %.1f s, compiled or loaded %.1f s, waited %.1f s "
              "for another job's compile; not part of fit_seconds)", name, seconds, clock.compile, clock.lock, waited)
     return seconds
