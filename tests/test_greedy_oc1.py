@@ -8,7 +8,7 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt.greedy._criteria import _xlogx_table, best_sampled_axis_split, best_threshold, class_counts, entropy, information_gain
 from treeopt.greedy._grow import route_right
-from treeopt.greedy._oc1 import RADIX_MIN_POINTS, RADIX_WIDE_POINTS, _gain_of_sides, _line_search, oc1_search
+from treeopt.greedy._oc1 import RADIX_MIN_POINTS, RADIX_WIDE_POINTS, _line_search, oc1_search
 from treeopt.greedy._radix import (float_to_ordered, quicksort_pairs, radix_sort_pairs, radix_sort_pairs_small,
                                    radix_workspace)
 from treeopt.greedy.axis import AxisAlignedTreeClassifier

@@ -1,7 +1,6 @@
 """The optimal axis-aligned tree (STreeD via pystreed): optimality, never worse than CART, the time limit, the
 shared tree format and its use as TAO's and the non-greedy learner's initial tree."""
 
-import itertools
 
 import numpy as np
 import pytest

@@ -13,7 +13,7 @@ from treeopt.experiments.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest._ordered import ordered_map
 from treeopt.forest.bagging import RunningProba, predict_proba_saved
-from treeopt.trees import iter_trees, load_trees
+from treeopt.trees import load_trees
 
 TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions")
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shutil
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import yaml
 
+from .._atomic import atomic_path
 from .errors import ChecksumError, DataConfigError, DataFormatError, DataUnavailableError
 from .prepare import AVAILABILITY_LABELS, SPLIT_KEYS, availability, prepare_split, stored_shapes
 from .spec import data_settings, load_config_datasets, mirror_problem
@@ -24,16 +22,8 @@ def _read_config(path: str) -> dict:
 
 
 def _copy_atomic(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=dst.name + ".", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(dst) as tmp:
         shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _is_split_file(path: Path) -> bool:

@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 
 import yaml
 
+from .._atomic import atomic_path
 from .errors import ChecksumError, DataUnavailableError, DataWarning
 from .spec import DataSettings, DatasetSpec, FileSpec
 from .streams import content_sha256
@@ -124,15 +125,8 @@ def pin_sha256(lock_file: Path, dataset: str, role: str, digest: str, source: st
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 # ------------------------------------------------------------------------------ download

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import warnings
 import zipfile
 import zlib
@@ -31,6 +30,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .._atomic import atomic_path
 from .errors import DataFormatError, DataWarning
 from .fetch import Opener, ensure_file, locate, pinned_sha256, sha256_file
 from .readers import FORMATS, Table, encode_labels
@@ -262,16 +262,9 @@ def _read_json(path: Path) -> dict:
 
 
 def _atomic_write_json(path: Path, value: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.json")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(value, fh, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    # the temporary's name carries the pid: clean_stale_temporaries removes those of killed processes
+    with atomic_path(path, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.json") as tmp:
+        tmp.write_text(json.dumps(value, indent=1, sort_keys=True))
 
 
 def _load_table(
@@ -402,16 +395,8 @@ def _stored_fingerprint(path: Path) -> str | None:
 
 
 def _atomic_savez(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.npz")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path, prefix=f"{path.stem}.p{os.getpid()}.", suffix=".tmp.npz") as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
 
 
 def _process_alive(pid: int) -> bool:

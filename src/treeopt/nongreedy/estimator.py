@@ -242,7 +242,7 @@ class _NonGreedyTree(BaseEstimator):
     def _optimize(self, data, tree, state, tracked, depth, monitor):
         """Epochs of (S)SGD with the learning-rate, SSGD-round and stopping rules of the module docstring;
         returns the history (entry 0: the start)."""
-        kind, n = self._kind, data.X.shape[0]
+        kind = self._kind
         bound = _sgd.bound(kind, self.inference == "fast", self.stable)
         assign = _sgd.route_all(data.X, tree.W, tree.b)
         history = {k: [] for k in ("epoch", "surrogate", "train_loss", "train_error", "active_leaves",

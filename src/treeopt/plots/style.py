@@ -1,12 +1,13 @@
 """Shared look of the report figures: method names and colours, the provenance stamp, saving."""
 
-import os
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from .._atomic import atomic_path  # noqa: E402
 
 # Display names and colours (a method and its forest share a colour).
 METHOD_LABELS = {
@@ -68,9 +69,8 @@ def save(fig, stem):
     stem.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     for ext in ("png", "pdf"):
-        tmp = stem.with_name(f".{stem.name}.tmp.{ext}")
-        fig.savefig(tmp, dpi=150, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
-        os.replace(tmp, stem.with_name(f"{stem.name}.{ext}"))
+        with atomic_path(stem.with_name(f"{stem.name}.{ext}"), prefix=f".{stem.name}.", suffix=f".tmp.{ext}") as tmp:
+            fig.savefig(tmp, dpi=150, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
     plt.close(fig)
 METHOD_LABELS.update({"cart_gini": "CART (Gini)", "tao_oblique": "TAO (sparse oblique)", "tao_axis": "TAO (axis-aligned)"})
 _COLOURS.update({"cart_gini": "C0", "tao_oblique": "C3", "tao_axis": "C6"})

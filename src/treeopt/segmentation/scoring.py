@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..trees import Tree
 
 _NJIT = dict(cache=True, nogil=True)
 # Oblique nodes with at least this many non-zero weights take the image-kernel sum (CO2 stumps: all of them);

@@ -14,7 +14,6 @@ import json
 import os
 import tempfile
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
