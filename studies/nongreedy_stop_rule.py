@@ -21,7 +21,6 @@ import itertools
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 BUDGETS = (20, 30, 40, 60, 80, 100)

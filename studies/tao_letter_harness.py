@@ -18,7 +18,6 @@ from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
 from treeopt.tao import TAOTreeClassifier
 from treeopt.tao import _kernels as K
-from treeopt.tao._liblinear import l1_svm_rows
 
 
 class Probe(TAOTreeClassifier):

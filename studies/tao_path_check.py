@@ -2,10 +2,8 @@
 error at every C (used for issue #8). Usage: python studies/tao_path_check.py DATASET DEPTH INIT ACCEPT C1,C2,... [JSON params]
 """
 import sys, time, json
-import numpy as np
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.config import load_config
-from treeopt.tao import TAOTreeClassifier
 from treeopt.tao.tao import tao_path
 ds = sys.argv[1]; depth = int(sys.argv[2]); init = sys.argv[3]; accept = sys.argv[4]
 Cs = [float(c) for c in sys.argv[5].split(",")]

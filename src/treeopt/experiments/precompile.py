@@ -11,8 +11,9 @@ run of every method the invocation will run (:func:`entries`, :func:`write_list`
 ``TREEOPT_PRECOMPILE_LIST``, which the jobs inherit. A job that finds its method's lock held goes down that list
 (:func:`help_while_waiting`): a method whose lock is free and which nobody has warmed up yet is warmed up by this
 job, the same call under the same lock as that method's own first run would make, so nothing is compiled twice;
-between two methods it checks its own lock and returns as soon as it can have it. A method's split must exist
-already and be small (:data:`MAX_SPLIT_BYTES`: a job does not load a big data set it was not given memory for);
+between two methods it checks its own lock and returns as soon as it can have it. A method is taken once its split
+is prepared (looked at again every :data:`POLL_SECONDS`), if the split is small (:data:`MAX_SPLIT_BYTES`: a job
+does not load a big data set it was not given memory for);
 a warm-up that fails is logged and left to the method's own runs. Markers of the methods done live beside the
 list (``{list}.done/{method}``). Nothing of a run changes except that its ``compile_seconds`` (lock wait included)
 may now hold other methods' compile time instead of idle time. ``TREEOPT_PRECOMPILE=0`` turns it off.
@@ -23,10 +24,12 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import time
 from pathlib import Path
 
 ENV_LIST = "TREEOPT_PRECOMPILE_LIST"
 MAX_SPLIT_BYTES = 200_000_000  # a waiting job loads other methods' splits only up to this size
+POLL_SECONDS = 0.5  # how often a waiting job with nothing to warm up looks at its lock and the splits again
 
 _log = logging.getLogger("treeopt.numba")
 
@@ -110,35 +113,41 @@ def _is_done(path, method):
 
 
 def help_while_waiting(name, is_free, log=None):
-    """Warm up the listed methods nobody has warmed up yet whose lock is free, while ``name``'s lock is held by
-    another job; return as soon as ``is_free()`` (which takes ``name``'s lock) succeeds, or when nothing is left."""
+    """Warm up the listed methods nobody has warmed up yet whose lock is free, one at a time, while ``name``'s lock
+    is held by another job; return as soon as ``is_free()`` (which takes ``name``'s lock) succeeds, or when no
+    listed method is left to warm up. A method whose split is not prepared yet is looked at again later."""
     from .warmup import kernel_lock_if_free
 
     log = log or _log
     path, items = _current_list()
-    for item in items:
-        if is_free():
-            return
-        method = item["method"]
-        if method == name or _is_done(path, method) or not _small_split(item["split"]):
-            continue
-        with kernel_lock_if_free(method) as got:
-            if not got or _is_done(path, method):  # another job is compiling it, or did meanwhile
-                continue
-            log.info("%s's kernels are being compiled by another job: warming up %s's meanwhile", name, method)
-            try:
-                warm_one(item, log)
-            except Exception as exc:  # noqa: BLE001 (that method's own runs then compile for themselves)
-                log.warning("warm-up of %s failed (%s: %s); its runs compile for themselves", method,
-                            type(exc).__name__, exc)
-                mark_done(method)  # not to be tried again by every waiting job
+    pending = [item for item in items if item["method"] != name]
+    while pending and not is_free():
+        pending = [item for item in pending if not _is_done(path, item["method"])]
+        ready = [item for item in pending if _split_ready(item["split"])]
+        pending = [item for item in pending if _split_ready(item["split"]) is not False]  # too big: never
+        for item in ready:
+            method = item["method"]
+            with kernel_lock_if_free(method) as got:
+                if not got or _is_done(path, method):  # another job is compiling it, or did meanwhile
+                    continue
+                log.info("%s's kernels are being compiled by another job: warming up %s's meanwhile", name, method)
+                try:
+                    warm_one(item, log)
+                except Exception as exc:  # noqa: BLE001 (that method's own runs then compile for themselves)
+                    log.warning("warm-up of %s failed (%s: %s); its runs compile for themselves", method,
+                                type(exc).__name__, exc)
+                    mark_done(method)  # not to be tried again by every waiting job
+            break  # one method at a time, then look at our own lock again
+        else:  # nothing to do now: splits still being prepared, or other jobs compiling the rest
+            time.sleep(POLL_SECONDS)
 
 
-def _small_split(split):
+def _split_ready(split):
+    """True: the split is there and small enough to load here; None: not prepared yet; False: too big."""
     try:
         return os.path.getsize(split) <= MAX_SPLIT_BYTES
     except OSError:
-        return False  # not prepared yet
+        return None
 
 
 def warm_one(item, log):
