@@ -10,6 +10,7 @@ from snakemake.utils import min_version, validate
 
 from treeopt.experiments.config import ConfigError, validate_config
 from treeopt.experiments.migrate import migrate
+from treeopt.experiments.paper_values import dataset_links
 from treeopt.experiments.params import plain_params
 from treeopt.experiments.plan import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
 from treeopt.experiments.reports import FIGURES
@@ -23,6 +24,9 @@ try:
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 validate(config, "../schemas/config.schema.yaml")
+
+# data set entries that name the paper data set they stand for (`paper_dataset:`): their tables get its numbers
+PAPER_LINKS = dataset_links(config)
 
 try:
     PLAN = build_plan(config)

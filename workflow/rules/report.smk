@@ -30,6 +30,7 @@ rule table:
         runtime=10,
     params:
         caption=lambda wc: caption(wc.table, profile=PLAN.profile),
+        paper_links=PAPER_LINKS,
     script:
         "../scripts/table.py"
 

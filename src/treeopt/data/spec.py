@@ -20,7 +20,7 @@ from .scaling import SCALERS
 
 ENTRY_KEYS = frozenset(
     {"task", "format", "url", "path", "sha256", "files", "split", "scale", "options",
-     "description", "papers"}
+     "description", "papers", "paper_dataset"}
 )
 FILE_KEYS = frozenset({"url", "sha256", "mirror", "path"})
 TASKS = ("classification", "regression", "segmentation")  # segmentation: rows are images

@@ -58,10 +58,12 @@ def _report(args):
     from pathlib import Path
 
     from ..plots.render import render_figure
+    from .paper_values import dataset_links, linked
     from .reports import FIGURES, TABLES
     from .tables import load_runs, write_table
 
-    plan = build_plan(_config(args))
+    config = _config(args)
+    plan = build_plan(config)
     if args.table not in plan.table_runs:
         known = ", ".join(sorted(plan.table_runs)) or "none"
         print(f"profile {plan.profile!r} makes no table {args.table!r} (it makes: {known})", file=sys.stderr)
@@ -74,7 +76,8 @@ def _report(args):
     out = Path(args.out or plan.tables_dir)
     figures = out / "figures" if args.out else Path(plan.figures_dir)
     table_csv = out / f"{args.table}.csv"
-    table = TABLES[args.table].builder()(load_runs(present))
+    with linked(dataset_links(config)):
+        table = TABLES[args.table].builder()(load_runs(present))
     write_table(table, table_csv)
     print(f"  -> {table_csv}")
     for name, spec in FIGURES.items():
@@ -89,12 +92,14 @@ def _report(args):
 def _scorecard(args):
     from pathlib import Path
 
+    from .paper_values import dataset_links, linked
     from .scorecard import STATUSES, scorecard_for
 
     config = _config(args)
     command = "python -m treeopt.experiments scorecard" + "".join(f" --set {kv}" for kv in args.set)
     figures = Path(args.out) / "figures" if args.out else None
-    card, paths = scorecard_for(config, args.out, figures, command=command)
+    with linked(dataset_links(config)):
+        card, paths = scorecard_for(config, args.out, figures, command=command)
     counts = card["status"].value_counts()
     print(f"scorecard of profile {config['profile']!r}: {len(card)} paper numbers ("
           + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + ")")

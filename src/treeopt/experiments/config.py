@@ -112,6 +112,12 @@ def check_semantics(config):
     problems = []
     datasets = config.get("datasets") or {}
     problems.extend(_data_problems(config))
+    try:
+        from .paper_values import dataset_links
+
+        dataset_links(config)
+    except ValueError as exc:
+        problems.append(str(exc))
     profiles = config["profiles"]
     if config["profile"] not in profiles:
         problems.append(name_error("profile", config["profile"], list(profiles), "profile"))

@@ -75,12 +75,14 @@ def select(*, log, runs, metric, output, info):
         select_runs(runs, metric, output, info=info)
 
 
-def table(*, log, name, runs, output):
-    """Aggregate final runs into one report table."""
+def table(*, log, name, runs, output, paper_links=None):
+    """Aggregate final runs into one report table; ``paper_links``: {data set: paper data set} of entries that
+    name theirs (``paper_dataset``)."""
+    from treeopt.experiments.paper_values import linked
     from treeopt.experiments.reports import TABLES
     from treeopt.experiments.tables import load_runs, write_table
 
-    with logged([log]):
+    with logged([log]), linked(paper_links):
         write_table(TABLES[name].builder()(load_runs(runs)), output)
 
 
@@ -96,10 +98,11 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
     """The reproduction scorecard (every paper number of the profile beside ours) from its tables."""
     import pandas as pd
 
+    from treeopt.experiments.paper_values import dataset_links, linked
     from treeopt.experiments.plan import build_plan
     from treeopt.experiments.scorecard import build_scorecard, write_scorecard
 
-    with logged([log]):
+    with logged([log]), linked(dataset_links(config)):
         frames = {Path(path).stem: (pd.read_csv(path), str(path)) for path in tables}
         card = build_scorecard(frames, build_plan(config), config, profile=profile)
         write_scorecard(card, Path(csv).parent, Path(png).parent, profile=profile, command=f"snakemake {md}")

@@ -2,9 +2,10 @@
 
 Keys use the papers' data set names; ``paper_key`` maps our config names onto them (case, dashes and
 underscores ignored), so ``connect-4``/``connect4`` both find Connect4. Stand-ins never match: Fashion-MNIST
-is not MNIST.
+is not MNIST. An entry under another name says which paper data set it is with ``paper_dataset:`` (:func:`linked`).
 """
 
+import contextlib
 import re
 
 # CO2 paper (Norouzi et al. 2015), Table I: test error (%) for 10 / 30 / 1000 trees.
@@ -39,7 +40,10 @@ _ALIASES = {"covertype": "covtype", "sensitvehicle": "sensit", "combined": "sens
 
 
 def paper_key(name):
-    """Our data set name as the papers' key: lower case, letters and digits only, known aliases resolved."""
+    """Our data set name as the papers' key: the paper data set the entry names (``paper_dataset``, see
+    :func:`linked`), else the name lower case, letters and digits only, known aliases resolved."""
+    if str(name) in _LINKS:
+        return _LINKS[str(name)]
     key = re.sub(r"[^a-z0-9]", "", str(name).lower())
     return _ALIASES.get(key, key)
 
@@ -101,3 +105,45 @@ def tao_table1(dataset, method, column="test_error"):
     if entry is None or method != "tao_oblique":
         return None
     return entry[{"test_error": 0, "inference_seconds": 1, "C": 2}[column]]
+
+
+# ---- which paper data set a config entry stands for -------------------------------------------------------------
+# A config entry is matched to the papers' data sets by its name (``paper_key``) unless it says which one it stands
+# for: ``paper_dataset: usps`` in its ``datasets:`` entry (e.g. an own split of USPS under the name usps_heldout).
+# The tables and the scorecard look the papers' numbers up through ``linked(...)``, set from the config.
+_LINKS = {}
+
+
+def known_datasets():
+    """The papers' data set keys that have numbers here."""
+    keys = {d for d, _, _ in CO2_TABLE1} | set(RGF_FIG15) | set(TAO_FIXED_DEPTH) | set(TAO_TABLE1) | {"lfw"}
+    return sorted(keys)
+
+
+def dataset_links(config):
+    """``{config name: paper key}`` of the ``datasets:`` entries that name their paper data set
+    (``paper_dataset``); raises ValueError for a value that is no paper data set here."""
+    links = {}
+    for name, entry in (config.get("datasets") or {}).items():
+        wanted = (entry or {}).get("paper_dataset")
+        if wanted is None:
+            continue
+        key = re.sub(r"[^a-z0-9]", "", str(wanted).lower())
+        key = _ALIASES.get(key, key)
+        if key not in known_datasets():
+            raise ValueError(f"datasets.{name}.paper_dataset: {wanted!r} is none of the papers' data sets with "
+                             f"numbers here ({', '.join(known_datasets())})")
+        links[str(name)] = key
+    return links
+
+
+@contextlib.contextmanager
+def linked(links):
+    """Within the block, the config names in ``links`` ({name: paper key}, :func:`dataset_links`) find the papers'
+    numbers of that data set."""
+    global _LINKS
+    before, _LINKS = _LINKS, {**_LINKS, **dict(links or {})}
+    try:
+        yield
+    finally:
+        _LINKS = before

@@ -228,7 +228,7 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
                      "status": OFFLINE if offline else NOT_RUN, "source": source, "runs": _brace(dirs)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["profile"] = profile
-    frame["runs"] = frame["runs"].fillna("")
+    frame["runs"] = frame["runs"].astype(object).fillna("")
     order = {p: i for i, p in enumerate(("nongreedy", "co2", "tao", "rgf"))}
     frame = frame.assign(_p=frame["paper"].map(order), _s=frame["status"].isin([NOT_RUN, OFFLINE]))
     return (frame.sort_values(["_p", "_s", "table", "dataset", "method", "setting"], kind="stable")
