@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from treeopt.experiments.config import ConfigError, active_profile, load_config, validate_config
+from treeopt.experiments.config import ConfigError, ConfigWarning, active_profile, load_config, validate_config
 
 
 def tiny_config():
@@ -116,6 +116,7 @@ def test_validation_does_not_depend_on_input_mutation():
 
 
 def test_inherit_is_accepted_and_its_references_are_checked_in_every_profile():
+    """Checked in every profile: an error in the active one, a warning naming the profile in the others."""
     config = tiny_config()
     config["profiles"]["paper"]["experiments"] = copy.deepcopy(config["profiles"]["default"]["experiments"])
     forest = {"reports": ["co2_table1"], "datasets": ["wine"], "sweep": {"n_estimators": [1, 3]},
@@ -127,7 +128,28 @@ def test_inherit_is_accepted_and_its_references_are_checked_in_every_profile():
     # the same reference in the (inactive) paper profile, whose depth experiment chooses at every depth
     config["profiles"]["paper"]["experiments"]["forest"] = forest
     config["profiles"]["paper"]["experiments"]["depth"]["methods"]["cart"]["grid"]["max_features"] = [2, 4]
+    wanted = ("profile 'paper', experiment 'forest', method 'rf', data set 'wine': max_features is inherited from "
+              "method 'cart' of experiment 'depth', but experiment 'depth' has no select_at")
+    with pytest.warns(ConfigWarning, match="other than 'default'") as caught:
+        validate_config(copy.deepcopy(config))
+    assert wanted in str(caught[0].message) and "profiles.paper" in str(caught[0].message)
+    config["profile"] = "paper"
     message = error_of(config)
-    assert ("profile 'paper', experiment 'forest', method 'rf', data set 'wine': max_features is inherited from "
-            "method 'cart' of experiment 'depth', but experiment 'depth' has no select_at") in message
-    assert "profile 'default'" not in message
+    assert wanted in message and "profile 'default'" not in message
+
+
+def test_a_typo_in_another_profile_does_not_block_this_one():
+    """A misspelt key (schema) and an unknown method (cross-check) in the paper profile: running the default
+    profile warns about them, running the paper profile stops on them."""
+    config = tiny_config()
+    config["profiles"]["paper"]["experiments"] = copy.deepcopy(config["profiles"]["default"]["experiments"])
+    depth = config["profiles"]["paper"]["experiments"]["depth"]
+    depth["sweeps"] = depth.pop("sweep")
+    depth["methods"]["cartt"] = {}
+    with pytest.warns(ConfigWarning) as caught:
+        validate_config(copy.deepcopy(config))
+    text = str(caught[0].message)
+    assert "unknown key 'sweeps' in profiles.paper.experiments.depth" in text and "'cartt'" in text
+    config["profile"] = "paper"
+    message = error_of(config)
+    assert "unknown key 'sweeps'" in message

@@ -23,7 +23,11 @@ try:
     validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
-validate(config, "../schemas/config.schema.yaml")
+# (Snakemake's check sees the active profile only: problems of the others are warnings above, not errors)
+validate(
+    {**config, "profiles": {config["profile"]: config["profiles"][config["profile"]]}},
+    "../schemas/config.schema.yaml",
+)
 
 # data set entries that name the paper data set they stand for (`paper_dataset:`): their tables get its numbers
 PAPER_LINKS = dataset_links(config)

@@ -11,6 +11,8 @@ strings to YAML 1.1, are read as numbers in the profiles first.
 
 import copy
 import difflib
+import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -76,10 +78,18 @@ def _validator(schema):
     return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)
 
 
-def validate_schema(config, schema_path=None):
-    """Check ``config`` (a dict, changed in place: defaults filled) against the schema; ConfigError if not."""
+def validate_schema(config, schema_path=None, *, other_profiles=None):
+    """Check ``config`` (a dict, changed in place: defaults filled) against the schema; ConfigError if not.
+    ``other_profiles`` (a list): errors inside profiles other than the active one go there instead of raising
+    (see :func:`validate_config`)."""
     schema = yaml.safe_load(Path(schema_path or find_schema()).read_text())
     errors = sorted(_validator(schema).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if other_profiles is not None:
+        active = config.get("profile")
+        other = [e for e in errors if len(e.absolute_path) >= 2 and e.absolute_path[0] == "profiles"
+                 and e.absolute_path[1] != active]
+        other_profiles.extend(_format_error(e) for e in other)
+        errors = [e for e in errors if not any(e is o for o in other)]
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(_format_error(e) for e in errors))
     return config
@@ -185,22 +195,42 @@ def check_semantics(config):
                           and ds in ((e or {}).get("datasets") or exp["datasets"])]
                 if ds in datasets and not usable:
                     problems.append(f"{where}: no listed method solves {ds!r} ({task})")
-        problems.extend(inherit_problems(config, pname))
+        problems.extend(p if p.startswith(f"profiles.{pname}.") else f"profiles.{pname}: {p}"
+                        for p in inherit_problems(config, pname))
     return problems
 
 
 def validate_config(config, schema_path=None):
-    """Schema plus cross-checks; ConfigError listing every problem. Returns ``config`` (defaults filled,
-    exponent spellings in the profiles read as numbers)."""
+    """Schema plus cross-checks; ConfigError listing every problem of the data sets and of the active profile.
+    Returns ``config`` (defaults filled, exponent spellings in the profiles read as numbers).
+
+    Problems inside *other* profiles do not stop this one (a typo in ``paper`` must not block
+    ``--set profile=heldout``): they are given as a :class:`ConfigWarning`, naming the profile."""
     from .values import read_numbers
 
     if isinstance(config.get("profiles"), dict):
         read_numbers(config["profiles"])
-    validate_schema(config, schema_path)
+    other = []
+    validate_schema(config, schema_path, other_profiles=other)
     problems = check_semantics(config)
+    other += [p for p in problems if _in_other_profile(p, config.get("profile"))]
+    problems = [p for p in problems if not _in_other_profile(p, config.get("profile"))]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    if other:
+        warnings.warn(f"profile(s) other than {config.get('profile')!r} have problems (not run now):\n  "
+                      + "\n  ".join(other), ConfigWarning, stacklevel=2)
     return config
+
+
+class ConfigWarning(UserWarning):
+    """A problem of config.yaml outside what the active profile runs."""
+
+
+def _in_other_profile(problem, active):
+    """Whether a problem message (or a schema error line) is inside a profile other than ``active``."""
+    m = re.match(r"(?:unknown key '[^']*' in )?profiles\.([^.:\s]+)", problem)
+    return m is not None and m.group(1) != active
 
 
 def _parse_override(text):
