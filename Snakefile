@@ -4,10 +4,14 @@
 # See workflow/README.md.
 
 
+from treeopt.experiments.scorecard import report_intro
+
+
 configfile: "config.yaml"
 
 
-report: "workflow/report/workflow.rst"
+# the report opens on the scorecard table when the profile has one (treeopt.experiments.scorecard.report_intro)
+report: report_intro("workflow/report/workflow.rst", config) if workflow.is_main_process else "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"

@@ -323,3 +323,56 @@ def scorecard_for(config, tables_dir=None, figures_dir=None, *, command="python 
     card = build_scorecard(read_tables(tables_dir), plan, config, profile=plan.profile)
     return card, write_scorecard(card, tables_dir, figures_dir or default_figures, profile=plan.profile,
                                  command=command)
+
+
+def report_intro(template, config, out_dir=".snakemake/treeopt"):
+    """The HTML report's opening text (Snakemake's ``report:``) with the scorecard table in it, so the report
+    opens on the scorecard: ``template`` (``workflow/report/workflow.rst``) followed by the active profile's
+    ``scorecard.csv`` as an RST table (paper item, paper value, ours with std and seeds, status). Written to
+    ``out_dir/report_intro.rst`` and that path returned; ``template`` itself when the profile has no scorecard
+    yet (a run before the first ``snakemake``, or one that made no paper table)."""
+    import csv
+    import io
+
+    profile = (config or {}).get("profile") or "default"
+    scorecard = Path(output_dirs(profile)[0]) / "scorecard.csv"
+    if not scorecard.is_file():
+        return str(template)
+    try:
+        card = pd.read_csv(scorecard)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return str(template)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in card.itertuples():
+        ours = "" if pd.isna(row.ours) else _fmt(round(float(row.ours), 4))
+        if ours and not pd.isna(row.ours_std):
+            ours += f" ± {_fmt(round(float(row.ours_std), 4))}"
+        if ours:
+            ours += f" ({int(row.n_seeds)} seed{'s' if int(row.n_seeds) != 1 else ''})"
+        writer.writerow([row.item, _fmt(row.paper_value), ours, row.status])
+    counts = card["status"].value_counts()
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts)
+    table = "\n".join("   " + line for line in buffer.getvalue().splitlines())
+    text = Path(template).read_text().rstrip() + f"""
+
+Scorecard
+---------
+
+{len(card)} paper numbers of profile ``{profile}``: {summary} (``{scorecard}``; section 1 holds its figure and
+Markdown version).
+
+{{% raw %}}
+.. csv-table::
+   :header: "paper item", "paper", "ours (mean ± std over seeds)", "status"
+   :widths: 60, 10, 20, 10
+
+{table}
+{{% endraw %}}
+"""
+    from .._atomic import atomic_path
+
+    out = Path(out_dir) / "report_intro.rst"
+    with atomic_path(out) as tmp:
+        tmp.write_text(text)
+    return str(out.resolve())
