@@ -104,3 +104,24 @@ def test_a_table_with_paper_values_the_scorecard_does_not_know_is_an_error():
     frame = pd.DataFrame({"dataset": ["letter"], "method": ["x"], "score": [1.0], "paper_value": [2.0]})
     with pytest.raises(ValueError, match="SCORED"):
         build_scorecard({"new_table": (frame, "results/paper/new_table.csv")})
+
+
+def test_the_report_opens_on_the_scorecard_table(tmp_path, monkeypatch):
+    """The report's opening text is the intro followed by the profile's scorecard as an RST table (valid RST);
+    without a scorecard it is the intro alone."""
+    from docutils.core import publish_parts
+
+    from treeopt.experiments.scorecard import report_intro
+
+    template = REPO / "workflow/report/workflow.rst"
+    monkeypatch.chdir(tmp_path)
+    assert report_intro(template, {"profile": "paper"}) == str(template)  # no scorecard yet
+    (tmp_path / "results/paper").mkdir(parents=True)
+    shutil.copy(REPO / "results/paper/scorecard.csv", tmp_path / "results/paper/scorecard.csv")
+    out = Path(report_intro(template, {"profile": "paper"}))
+    text = out.read_text()
+    card = pd.read_csv(REPO / "results/paper/scorecard.csv")
+    assert text.startswith(template.read_text().rstrip()) and f"{len(card)} paper numbers of profile ``paper``" in text
+    body = text.split("{% raw %}")[1].split("{% endraw %}")[0]  # Snakemake renders the rest with Jinja first
+    html = publish_parts(body, writer="html", settings_overrides={"halt_level": 2})["html_body"]
+    assert html.count("<tr>") == len(card) + 1 and card["item"].iloc[0] in html
