@@ -54,6 +54,43 @@ def _config(args):
     return load_config(args.config, args.set)
 
 
+RUN_RECORDS = ("params.yaml", "metrics.json")  # a run's small text files: what it is and what it measured
+
+
+def copy_run_records(run_dirs, out):
+    """Copy the text records behind a table into ``out``: each final run's ``params.yaml`` and ``metrics.json``
+    (to ``out/runs/...``, the run's own path below ``results/runs``) and the selection files its parameters come
+    from (``selection`` and ``inherited`` in ``params.yaml``; to ``out/selection/...``), so that a committed table's
+    cell leads to the runs that made it. Returns the number of files copied (existing copies are replaced)."""
+    import shutil
+    from pathlib import Path, PurePosixPath
+
+    import yaml
+
+    from .plan import RUNS_DIR, SELECTION_DIR
+
+    out, n = Path(out), 0
+
+    def copy(src, root, dest_root):
+        nonlocal n
+        rel = PurePosixPath(str(src)).relative_to(root)
+        dest = dest_root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        n += 1
+
+    for run in run_dirs:
+        for name in RUN_RECORDS:
+            if (Path(run) / name).is_file():
+                copy(PurePosixPath(str(run)) / name, RUNS_DIR, out / "runs")
+        record = yaml.safe_load((Path(run) / "params.yaml").read_text()) or {}
+        sources = [record.get("selection"), *(record.get("inherited") or {}).values()]
+        for source in sources:
+            if source and Path(source).is_file() and str(source).startswith(SELECTION_DIR + "/"):
+                copy(source, SELECTION_DIR, out / "selection")
+    return n
+
+
 def _report(args):
     from pathlib import Path
 
@@ -80,6 +117,8 @@ def _report(args):
         table = TABLES[args.table].builder()(load_runs(present))
     write_table(table, table_csv)
     print(f"  -> {table_csv}")
+    copied = copy_run_records(present, out)
+    print(f"  -> {out}/runs, {out}/selection: the records of {len(present)} final runs ({copied} files)")
     for name, spec in FIGURES.items():
         if spec.table != args.table or name not in plan.figure_datasets:
             continue
