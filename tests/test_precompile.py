@@ -61,12 +61,12 @@ def test_turned_off_by_the_environment(tmp_path):
 
 WAITER = """
 import logging, sys
-from treeopt.experiments import warmup
+from treeopt.experiments import precompile
 from treeopt.experiments.methods import make_estimator
 from sklearn.datasets import load_wine
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
 X, y = load_wine(return_X_y=True)
-warmup.warm_up(make_estimator("cart", {"max_depth": 3}, 0), X, y, task="classification", name="cart")
+precompile.warm_up_listed(make_estimator("cart", {"max_depth": 3}, 0), X, y, task="classification", name="cart")
 """
 
 

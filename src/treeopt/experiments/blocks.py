@@ -96,7 +96,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
         sizes = {v for values in dict(stages or {}).values() for v in values}
         wanted = _runner._streamed_stage_indices(estimator, sizes)
         keep = spec.keeps_model if save_model is None else save_model
-        from .warmup import warm_up
+        from .precompile import warm_up_listed as warm_up
 
         compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=logger)  # not timed
         logger.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, "

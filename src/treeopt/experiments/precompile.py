@@ -150,19 +150,29 @@ def _split_ready(split):
         return None
 
 
+def warm_up_listed(estimator, X, y, *, task, name, log=None):
+    """:func:`treeopt.experiments.warmup.warm_up` of a workflow run: while another job holds the method's lock it
+    warms up the listed methods (:func:`help_while_waiting`); marks the method done for the others."""
+    from .warmup import warm_up
+
+    log = log or _log
+    seconds = warm_up(estimator, X, y, task=task, name=name, log=log,
+                      while_waiting=lambda is_free: help_while_waiting(name, is_free, log))
+    mark_done(name)
+    return seconds
+
+
 def warm_one(item, log):
     """Warm up the kernels of one listed run, as that run's own warm-up would (the caller holds its lock)."""
     from ..data import load_split
     from .methods import get_method, make_estimator
-    from .runner import fit_parts
     from .warmup import warm_up
 
     split = load_split(item["split"])
     task = get_method(item["method"]).task
-    if task == "segmentation":
-        X_fit, y_fit, n_features = split.X_train, split.y_train, None
-    else:
-        X_fit, y_fit, _, _ = fit_parts(split, "train")
-        n_features = X_fit.shape[1]
+    X_fit, y_fit = split.X_train, split.y_train  # a first run fits on the training part (runner.fit_parts)
+    n_features = None if task == "segmentation" else X_fit.shape[1]
     estimator = make_estimator(item["method"], item["params"], item["seed"], n_jobs=1, n_features=n_features)
-    return warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log, locked=True)
+    seconds = warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log, locked=True)
+    mark_done(item["method"])
+    return seconds

@@ -36,7 +36,8 @@ from .methods import get_method, make_estimator
 from .params import is_inherit_marker, split_dotted
 from .staged import pick_stages, stage_entries, staged_scores
 from .streamed import fit_streamed, streams
-from .warmup import numba_compile_clock, warm_up
+from .precompile import warm_up_listed as warm_up
+from .warmup import numba_compile_clock
 
 FIT_ON = ("train", "trainval")
 RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})

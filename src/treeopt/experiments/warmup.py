@@ -159,20 +159,17 @@ def exercise_prediction(estimator, X):
             tree.apply(X)
 
 
-def warm_up(estimator, X, y, *, task, name, log=None, locked=False):
+def warm_up(estimator, X, y, *, task, name, log=None, locked=False, while_waiting=None):
     """Compile (or load) the kernels ``estimator.fit`` will call, by a small fit of a copy of it (see the module
     docstring); returns the seconds spent, lock wait included (0.0 for an estimator without kernels).
 
-    While another job holds the method's lock (compiling the same kernels), this one warms up other methods'
-    kernels that the workflow will need (:func:`treeopt.experiments.precompile.help_while_waiting`) instead of
-    leaving its core idle; ``locked``: the caller holds the lock already (no lock taken here).
+    ``while_waiting``: see :func:`kernel_lock` (the workflow's runs pass other methods' warm-ups:
+    :func:`treeopt.experiments.precompile.warm_up_listed`); ``locked``: the caller holds the lock already.
 
     A failing warm-up fit is logged and ignored: the real fit then compiles what it needs, and the run's
     ``fit_compile_seconds`` shows it.
     """
     from sklearn.base import clone
-
-    from .precompile import help_while_waiting, mark_done
 
     log = log or _log
     if not has_kernels(estimator):
@@ -180,8 +177,7 @@ def warm_up(estimator, X, y, *, task, name, log=None, locked=False):
     rows = warmup_rows(y, task)
     small = clone(estimator).set_params(**shrunk_params(estimator))
     start = time.perf_counter()
-    lock = (contextlib.nullcontext(0.0) if locked
-            else kernel_lock(name, while_waiting=lambda is_free: help_while_waiting(name, is_free, log)))
+    lock = contextlib.nullcontext(0.0) if locked else kernel_lock(name, while_waiting=while_waiting)
     with lock as waited, numba_compile_clock() as clock:
         log.info("compiling numba kernels for %s (or loading them from numba's cache) ...", name)
         library = logging.getLogger("treeopt")
@@ -198,7 +194,6 @@ def warm_up(estimator, X, y, *, task, name, log=None, locked=False):
         finally:
             library.setLevel(level)
     seconds = time.perf_counter() - start
-    mark_done(name)
     log.info("compiling numba kernels for %s ... %.1f s (compiled %.1f s, compiled or loaded %.1f s, waited %.1f s "
              "for another job's compile; not part of fit_seconds)", name, seconds, clock.compile, clock.lock, waited)
     return seconds
