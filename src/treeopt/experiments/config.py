@@ -230,7 +230,8 @@ class ConfigWarning(UserWarning):
 def _in_other_profile(problem, active):
     """Whether a problem message (or a schema error line) is inside a profile other than ``active``."""
     m = re.match(r"(?:unknown key '[^']*' in )?profiles\.([^.:\s]+)", problem)
-    return m is not None and m.group(1) != active
+    # a reserved name (a profile that would write into the workflow's own folders) is refused whether active or not
+    return m is not None and m.group(1) != active and m.group(1) not in RESERVED_PROFILES
 
 
 def _parse_override(text):
