@@ -44,6 +44,10 @@ def paper_key(name):
     :func:`linked`), else the name lower case, letters and digits only, known aliases resolved."""
     if str(name) in _LINKS:
         return _LINKS[str(name)]
+    return _normalised(name)
+
+
+def _normalised(name):
     key = re.sub(r"[^a-z0-9]", "", str(name).lower())
     return _ALIASES.get(key, key)
 
@@ -128,8 +132,7 @@ def dataset_links(config):
         wanted = (entry or {}).get("paper_dataset")
         if wanted is None:
             continue
-        key = re.sub(r"[^a-z0-9]", "", str(wanted).lower())
-        key = _ALIASES.get(key, key)
+        key = _normalised(wanted)
         if key not in known_datasets():
             raise ValueError(f"datasets.{name}.paper_dataset: {wanted!r} is none of the papers' data sets with "
                              f"numbers here ({', '.join(known_datasets())})")

@@ -3,8 +3,8 @@
 A run compiles (or loads) its method's kernels before its timed fit, under a lock per method
 (:mod:`treeopt.experiments.warmup`). On a fresh clone the first runs of the CO2 and OC1 families compile for
 35-75 s each, and Snakemake often starts two runs of one method at once: the second waited for the first's
-compile under the lock, and its core stayed idle. Fresh-clone runs of the default profile took 504 s to 626 s
-depending on how often that happened (59 s and 36 s of such waiting in one of the slow ones).
+compile under the lock, and its core stayed idle (59 s and 36 s of such waiting in one fresh-clone run of the
+default profile; docs/cost.md).
 
 Now the workflow's ``onstart`` (``workflow/rules/common.smk``, local execution only) writes the list of the first
 run of every method the invocation will run (:func:`entries`, :func:`write_list`) and names it in
