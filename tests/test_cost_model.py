@@ -211,7 +211,10 @@ def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
     assert max(cost.estimate_spec(b, plan.profile).cpu_seconds for b in plan.blocks.values()) <= 4 * 3600
     costs = cost.estimate_plan(plan)
     oblique = costs["co2_forest_size_oblique"]
-    assert oblique.n_blocks == len(plan.blocks) == 300
+    segmentation = costs["co2_segmentation_trees"].n_blocks + costs["co2_segmentation_depth"].n_blocks
+    assert oblique.n_blocks == 300 and segmentation == 210 and len(plan.blocks) == 510
+    # every job of the paper profile within 4 hours (segmentation forests were up to 10 hours in one job)
+    assert max(c.longest_seconds for c in costs.values()) <= 4 * 3600
     assert oblique.longest_seconds <= 4 * 3600  # the longest: a CO2 Forest of 1000 trees on Covertype, or a block
     # SLURM: a block asks for 3x its predicted time, the merge for the floor
     assert resources.run_runtime("paper", blocks[0]) == math.ceil(parts[0].cpu_seconds * 3 / 60)

@@ -95,3 +95,70 @@ def test_a_tiny_workflow_merges_its_blocks_into_the_run_one_job_writes(tmp_path)
     assert "co2_forest" in table
     second = snakemake(root, "-n")
     assert "Nothing to be done" in second.stdout + second.stderr
+
+
+FACES = {"task": "segmentation", "format": "synthetic",
+         "options": {"generator": "faces", "n_images": 20, "image_size": 40},
+         "split": {"protocol": "random", "n_test": 4, "n_val": 3}, "scale": "none"}
+TINY_SEGMENTATION = {
+    **{key: TINY[key] for key in ("profile", "data")},
+    "datasets": {"faces": FACES},
+    "profiles": {"tiny": {"seeds": [0], "forest_block_trees": {"seg_rf": 8}, "experiments": {
+        "trees": {"reports": ["co2_table2_jaccard"], "datasets": ["faces"], "sweep": {"n_estimators": [16]},
+                  "methods": {"seg_rf": {
+                      "params": {"windows_per_tree": 160, "window_size": 11, "border": 15, "n_stats_windows": 300},
+                      "grid": {"max_depth": [2, 3]}}}},
+    }}},
+}
+
+
+def test_paper_profile_splits_segmentation_candidates_and_finals_into_blocks(tmp_path):
+    """The 16-tree CO2 segmentation candidates (~5 CPU-h each in one job) and the 32-tree finals are 4-tree block
+    jobs and a merge each; the plan's longest job stays under 4 hours."""
+    from treeopt.experiments.cost import estimate_plan
+
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    candidates = [run for run in plan.runs.values() if run.method == "seg_co2"]
+    assert len(candidates) == 36 and all(run.block_trees == 4 and len(run.blocks) == 4 for run in candidates)
+    final, = plan.find(experiment="co2_segmentation_trees", method="seg_co2", dataset="lfw_parts", seed=0,
+                       n_estimators=32)
+    assert plan.finals[final].block_trees == 4 and len(plan.finals[final].blocks) == 8
+    costs = estimate_plan(plan)
+    assert max(c.longest_seconds for c in costs.values()) <= 4 * 3600
+    copy_workflow(tmp_path, {})
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    target = candidates[0].dir
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--config", "profile=paper", "-n", target],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    jobs = dry_run_jobs(out)
+    blocks = [job for job in jobs if job["rule"] == "forest_block"]
+    merges = [job for job in jobs if job["rule"] == "candidate_run"]
+    assert sorted(job["output"] for job in blocks) == sorted(candidates[0].block_dir(a, b)
+                                                             for a, b in candidates[0].blocks)
+    assert len(merges) == 1 and merges[0]["output"] == target
+
+
+def test_a_tiny_segmentation_workflow_merges_candidate_and_final_blocks(tmp_path):
+    (tmp_path / "wf").mkdir()
+    root = copy_workflow(tmp_path / "wf", TINY_SEGMENTATION)
+    plan = plan_of(TINY_SEGMENTATION)
+    assert len(plan.runs) == 2 and all(run.block_trees == 8 for run in plan.runs.values())
+    assert len(plan.blocks) == 6  # two candidates and the final, two blocks each
+    done = snakemake(root, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for run in (*plan.runs, *plan.finals):
+        setup = yaml.safe_load((root / run / "params.yaml").read_text())
+        assert setup["block_trees"] == 8 and len(setup["merged_blocks"]) == 2
+        merged = json.loads((root / run / "metrics.json").read_text())
+        assert merged["staged"]["n_trees"] == [1, 2, 4, 8, 16] and merged["tree"]["n_trees"] == 16
+        # the run in one job (rerun sums in the recorded blocks of 8): the same metrics.json outside timings
+        again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run / "params.yaml"),
+                                "--out", str(tmp_path / "one" / run)], cwd=root, capture_output=True, text=True,
+                               timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+        one_job = json.loads((tmp_path / "one" / run / "metrics.json").read_text())
+        assert {k: v for k, v in one_job.items() if k not in TIMINGS} == {
+            k: v for k, v in merged.items() if k not in TIMINGS}
+    assert "seg_rf" in (root / "results/tiny/co2_table2_jaccard.csv").read_text()

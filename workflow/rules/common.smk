@@ -152,11 +152,15 @@ def run_of(wc):
 
 
 def run_inputs(wc):
-    """The split, and the selection files that inherited parameters are read from (`inherit:`)."""
+    """The split, the selection files that inherited parameters are read from (`inherit:`), and the tree blocks
+    the candidate run merges when its forest is split (`forest_block_trees`)."""
+    run = run_of(wc)
     inputs = {"split": split_of(wc)}
-    inherited = sorted({path for _, path in run_of(wc).inherit})
+    inherited = sorted({path for _, path in run.inherit})
     if inherited:
         inputs["inherited"] = inherited
+    if run.blocks:
+        inputs["blocks"] = [run.block_dir(first, stop) for first, stop in run.blocks]
     return inputs
 
 
@@ -174,7 +178,7 @@ def final_of(wc):
 
 def _final_inputs(final, wc):
     inputs = {"split": split_of(wc)}
-    if final.selection is not None:
+    if getattr(final, "selection", None) is not None:  # a candidate run (RunSpec) has none
         inputs["selection"] = final.selection.path
     inherited = sorted({path for _, path in final.inherit})
     if inherited:
@@ -194,26 +198,25 @@ def final_inputs(wc):
 
 
 def block_of(wc):
-    return PLAN.lookup(
-        "block", f"{BLOCKS_DIR}/{wc.dataset}/{wc.method}/{FINAL_PREFIX}{wc.final}/seed{wc.seed}/{wc.block}"
-    )
+    return PLAN.lookup("block", f"{BLOCKS_DIR}/{wc.dataset}/{wc.method}/{wc.blocked}/seed{wc.seed}/{wc.block}")
 
 
 def block_inputs(wc):
-    """A tree block needs what its final run would need to fit (split, selection, inherited values)."""
+    """A tree block needs what its run would need to fit (split, selection, inherited values)."""
     return _final_inputs(block_of(wc).final, wc)
 
 
 def block_job_params(block):
-    """What a tree block job hands treeopt.experiments.jobs.forest_block: its final run's sweep point, parameters or
-    selection, inherited parameters, staged sizes and model saving, and the block's trees and size."""
+    """What a tree block job hands treeopt.experiments.jobs.forest_block: its run's sweep point, parameters or
+    selection, inherited parameters, staged sizes and model saving, and the block's trees and size (the run: a
+    final run, or a candidate run fitted on the training part with its own parameters)."""
     final = block.final
     return dict(
-        point=dict(final.point),
-        refit=final.refit,
+        point=dict(getattr(final, "point", ())),
+        refit=getattr(final, "refit", False),
         fixed=None if final.params is None else plain_params(final.params),
         inherit=dict(final.inherit),
-        stages={param: list(values) for param, values in final.stages},
+        stages={param: list(values) for param, values in getattr(final, "stages", ())},
         save_model=final.save_model,
         trees=[block.first, block.stop],
         block_trees=final.block_trees,

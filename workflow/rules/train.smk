@@ -22,6 +22,7 @@ wildcard_constraints:
     params=rf"(?!{FINAL_PREFIX}){SAFE_NAME}",
     selection=SAFE_NAME,
     final=SAFE_NAME,
+    blocked=SAFE_NAME,
     block=r"trees\d+-\d+",
 
 
@@ -88,18 +89,19 @@ rule final_run:
         "../scripts/final.py"
 
 
-# A final run whose forest is split into tree blocks (profile `forest_block_trees`, treeopt.experiments.blocks): each
-# block job fits trees first..stop-1 (folder `trees{first}-{stop}`) with the final run's data and parameters; the
-# final_run job above then merges the blocks (its input `blocks`; their block.json names the block size) into the
+# A run whose forest is split into tree blocks (profile `forest_block_trees`, treeopt.experiments.blocks; bagged
+# forests and segmentation forests, final or candidate runs): each block job fits trees first..stop-1 (folder
+# `trees{first}-{stop}` under the run's name, `blocked`) with the run's data and parameters; the final_run or
+# candidate_run job above then merges the blocks (its input `blocks`; their block.json names the block size) into the
 # run folder one job would have written. (final_run keeps its params as they were, so that adding blocks does not make
 # Snakemake's params trigger rerun finished final runs.)
 rule forest_block:
     input:
         unpack(block_inputs),
     output:
-        block=directory(f"{BLOCKS_DIR}/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}/{{block}}"),
+        block=directory(f"{BLOCKS_DIR}/{{dataset}}/{{method}}/{{blocked}}/seed{{seed}}/{{block}}"),
     log:
-        f"{LOGS}/blocks/{{dataset}}/{{method}}/{FINAL_PREFIX}{{final}}/seed{{seed}}/{{block}}.log",
+        f"{LOGS}/blocks/{{dataset}}/{{method}}/{{blocked}}/seed{{seed}}/{{block}}.log",
     conda:
         "../../environment.yml"
     threads: PLAN.n_jobs

@@ -74,7 +74,6 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     """
     from . import runner as _runner
     from .methods import get_method, make_estimator
-    from .streamed import fit_streamed, streams
 
     trees = range(*trees) if not isinstance(trees, range) else trees
     params, inherited = _runner.resolve_inherited(params, inherit)
@@ -87,45 +86,27 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     try:
         split = _runner._load_split(split_path)
         spec = get_method(method)
-        X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)
-        estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
-        if not streams(estimator, spec.task):
-            raise BlockError(f"method {method!r} cannot be split into tree blocks: only treeopt's bagged forests "
-                             f"(CO2 Forest, OC1 Forest) are fitted tree by tree")
-        n_estimators = int(estimator.n_estimators)
-        sizes = {v for values in dict(stages or {}).values() for v in values}
-        wanted = _runner._streamed_stage_indices(estimator, sizes)
         keep = spec.keeps_model if save_model is None else save_model
-        from .precompile import warm_up_listed as warm_up
-
-        compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=logger)  # not timed
-        logger.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, "
-                    "seed %d", trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on,
-                    params, seed)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
-                                  stage_sizes=wanted, model_path=tmp / "model.npz" if keep else None,
-                                  block_trees=int(block_trees), trees=trees)
-        for w in caught:
-            logger.warning("%s: %s", w.category.__name__, w.message)
-        arrays = {f"{part}_sum": total for part, total in fitted["block_sum"].items()}
-        arrays.update({f"{part}_m{m}": total for part, by_m in fitted["partial"].items() for m, total in by_m.items()})
-        np.savez(tmp / "sums.npz", **arrays)
         record = {
             "dataset": dataset, "method": method, "params": _runner._plain(dict(params)), "seed": int(seed),
-            "fit_on": fit_on, "split_sha256": _runner._sha256(split_path), "n_estimators": n_estimators,
-            "block_trees": int(block_trees), "trees": [trees.start, trees.stop],
-            "stages": sorted(int(m) for m in wanted if trees.start < m <= trees.stop),
-            "classes": _runner._plain(estimator.classes_.tolist()), "model": bool(keep),
-            "tree_stats": _runner._plain(fitted["tree_stats"]), "leaves": _runner._plain(fitted["leaves"]),
-            "oblique": _runner._plain(fitted["oblique"]), "fallbacks": _runner._plain(fitted["fallbacks"]),
-            "fit_seconds": fitted["fit_seconds"], "predict_seconds": fitted["predict_seconds"],
-            "compile_seconds": compile_seconds,
-            **({"inherited": inherited} if inherited else {}),
+            "fit_on": fit_on, "split_sha256": _runner._sha256(split_path),
+            "n_estimators": getattr(make_estimator(method, params, seed), "n_estimators", None),  # checked below
+            "block_trees": int(block_trees), "trees": [trees.start, trees.stop], "model": bool(keep),
         }
+        if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.segment_runs)
+            from .segment_runs import run_segmentation_block
+
+            record.update(_runner._plain(run_segmentation_block(
+                tmp, method=method, params=params, seed=seed, split=split, trees=trees, block_trees=block_trees,
+                fit_on=fit_on, n_jobs=n_jobs, keep=keep, log=logger)))
+        else:
+            record.update(_fit_rows_block(tmp, split, spec, method=method, params=params, seed=seed, trees=trees,
+                                          block_trees=block_trees, fit_on=fit_on, n_jobs=n_jobs, keep=keep,
+                                          stages=stages, log=logger))
+        if inherited:
+            record["inherited"] = inherited
         (tmp / "block.json").write_text(json.dumps(record, indent=1) + "\n")
-        logger.info("block done: %d trees, fit %.3f s", len(trees), fitted["fit_seconds"])
+        logger.info("block done: %d trees, fit %.3f s", len(trees), record["fit_seconds"])
         detach()
         _replace(tmp, block_dir)
         return record
@@ -134,6 +115,46 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
         detach()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_trees, fit_on, n_jobs, keep, stages, log):
+    """A bagged forest's block on a table of rows (CO2 Forest, OC1 Forest): fitted and summed tree by tree
+    (:func:`treeopt.experiments.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
+    and returns the block record's other fields."""
+    from . import runner as _runner
+    from .methods import make_estimator
+    from .precompile import warm_up_listed as warm_up
+    from .streamed import fit_streamed, streams
+
+    X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)
+    estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
+    if not streams(estimator, spec.task):
+        raise BlockError(f"method {method!r} cannot be split into tree blocks: only treeopt's bagged forests "
+                         f"(CO2 Forest, OC1 Forest) and segmentation forests are fitted tree by tree")
+    n_estimators = int(estimator.n_estimators)
+    sizes = {v for values in dict(stages or {}).values() for v in values}
+    wanted = _runner._streamed_stage_indices(estimator, sizes)
+    compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=log)  # not timed
+    log.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, seed %d",
+             trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on, params, seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = fit_streamed(estimator, X_fit, y_fit, {part: X for part, (X, _) in parts.items()}, X_stats,
+                              stage_sizes=wanted, model_path=tmp / "model.npz" if keep else None,
+                              block_trees=int(block_trees), trees=trees)
+    for w in caught:
+        log.warning("%s: %s", w.category.__name__, w.message)
+    arrays = {f"{part}_sum": total for part, total in fitted["block_sum"].items()}
+    arrays.update({f"{part}_m{m}": total for part, by_m in fitted["partial"].items() for m, total in by_m.items()})
+    np.savez(tmp / "sums.npz", **arrays)
+    return {
+        "stages": sorted(int(m) for m in wanted if trees.start < m <= trees.stop),
+        "classes": _runner._plain(estimator.classes_.tolist()),
+        "tree_stats": _runner._plain(fitted["tree_stats"]), "leaves": _runner._plain(fitted["leaves"]),
+        "oblique": _runner._plain(fitted["oblique"]), "fallbacks": _runner._plain(fitted["fallbacks"]),
+        "fit_seconds": fitted["fit_seconds"], "predict_seconds": fitted["predict_seconds"],
+        "compile_seconds": compile_seconds,
+    }
 
 
 def _replace(tmp, block_dir):

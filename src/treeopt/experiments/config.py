@@ -114,7 +114,7 @@ RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
 
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
-    from .methods import METHODS, get_method
+    from .methods import METHODS, fits_tree_ranges, get_method
     from .plan import inherit_problems, staged_fits  # the plan's own checks give the same messages here
     from .reports import REPORTS
     from .values import parameter_problems
@@ -141,9 +141,9 @@ def check_semantics(config):
             where = f"profiles.{pname}.forest_block_trees"
             if mname not in METHODS:
                 problems.append(name_error("method", mname, list(METHODS), where))
-            elif not callable(getattr(get_method(mname).estimator_class(), "fit_iter", None)):
-                problems.append(f"{where}.{mname}: only treeopt's bagged forests (CO2 Forest, OC1 Forest) are fitted "
-                                f"tree by tree and can be split into tree blocks")
+            elif not fits_tree_ranges(mname):
+                problems.append(f"{where}.{mname}: only treeopt's bagged forests (CO2 Forest, OC1 Forest) and "
+                                f"segmentation forests are fitted tree by tree and can be split into tree blocks")
         for ename, exp in profile["experiments"].items():
             where = f"profiles.{pname}.experiments.{ename}"
             for report in exp["reports"]:

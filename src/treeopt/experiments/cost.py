@@ -313,9 +313,13 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
     (``BlockSpec``). A final run whose parameters are chosen by a selection is costed at the most expensive candidate
     of that selection. A final run split into tree blocks is costed as its merge (:func:`estimate_merge`), each block
     as a forest of its trees (no staged sizes: a block only sums)."""
-    if hasattr(spec, "first"):  # a tree block
+    if hasattr(spec, "first"):  # a tree block (of a final run, or of a candidate: a RunSpec, fitted on train)
+        if not hasattr(spec.final, "refit"):
+            return estimate_run(spec.final.method, {**dict(spec.final.params), "n_estimators": spec.stop - spec.first},
+                                spec.final.dataset, fit_on="train", threads=threads, model=model,
+                                processed_dir=processed_dir)
         return _estimate_final(spec.final, threads, model, processed_dir, n_trees=spec.stop - spec.first)
-    if hasattr(spec, "refit") and spec.block_trees is not None:
+    if getattr(spec, "block_trees", None) is not None:
         return estimate_merge(spec, model, processed_dir)
     if hasattr(spec, "refit"):
         return _estimate_final(spec, threads, model, processed_dir)
@@ -348,12 +352,22 @@ def estimate_merge(spec, model=None, processed_dir=None):
     ``merge.fixed`` and ``merge.cpu_per_gb`` (``cost_model.yaml``, measured) per GB of sums read. Memory: the split
     plus three n x k arrays (the running sum, a block's sum and a staged one)."""
     model = model or load_model()
+    refit = getattr(spec, "refit", False)  # a candidate run (RunSpec) fits on the training part
     shape = dataset_shape(spec.dataset, model, processed_dir)
-    rows = shape.n_fit("trainval" if spec.refit else "train") + shape.n_test + (0 if spec.refit else shape.n_val)
-    sizes = [v for _, values in spec.stages for v in values]
+    merge = model["merge"]
+    if get_method(spec.method).task == "segmentation":  # sums per pixel of the scored images (segment_runs)
+        from .segment_runs import N_TRAIN_SCORED, stage_sizes
+
+        images = shape.n_test + (0 if refit else shape.n_val) + N_TRAIN_SCORED
+        per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
+        ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)
+        gb = (len(spec.blocks) + 2 * ends) * per_array  # read every block's sums; two label maps per size scored
+        cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
+        return Estimate(cpu, float(model["base_mb"]) + 3 * per_array * 1e3, 1)
+    rows = shape.n_fit("trainval" if refit else "train") + shape.n_test + (0 if refit else shape.n_val)
+    sizes = [v for _, values in getattr(spec, "stages", ()) for v in values]
     arrays = len(spec.blocks) + sum(1 for v in sizes if v <= spec.n_trees)
     gb = arrays * rows * max(shape.k, 1) * 8 / 1e9
-    merge = model["merge"]
     cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
     peak = float(model["base_mb"]) + shape.split_mb + 3 * rows * max(shape.k, 1) * 8 / 1e6
     return Estimate(cpu, peak, 1)
@@ -403,8 +417,11 @@ def estimate_plan(plan, threads=1, model=None):
     for selection in plan.selections.values():
         for run in selection.candidates:
             add(selection.experiment, run)
+            for first, stop in run.blocks:  # a candidate split into tree blocks
+                add(selection.experiment, plan.blocks[run.block_dir(first, stop)], block=True)
     for final in plan.finals.values():
         add(final.experiment, final)
     for block in plan.blocks.values():
-        add(block.final.experiment, block, block=True)
+        if hasattr(block.final, "experiment"):  # candidates' blocks are counted with their selection above
+            add(block.final.experiment, block, block=True)
     return out

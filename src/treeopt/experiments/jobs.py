@@ -19,13 +19,17 @@ def prepare_split(*, log, dataset, config, seed, output):
             raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {output}")
 
 
-def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit):
-    """One candidate run: fit on the training part."""
+def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit, blocks=None):
+    """One candidate run: fit on the training part; with ``blocks`` (folders of :func:`forest_block` jobs) the
+    forest's tree blocks are merged instead of fitted (same run folder)."""
+    from treeopt.experiments.blocks import block_setup
     from treeopt.experiments.runner import run
 
     with logged([log]):
+        block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split, fit_on="train",
-            n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit)
+            n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit,
+            block_trees=block_trees, blocks=list(blocks) if blocks else None)
 
 
 def _final_params(selection, point, fixed):
@@ -57,7 +61,7 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
 
 def forest_block(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
                  inherit, stages, trees, block_trees):
-    """One tree block of a final run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet scored."""
+    """One tree block of a run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet merged."""
     from treeopt.experiments.blocks import run_block
 
     with logged([log]):

@@ -193,3 +193,11 @@ register("nongreedy_sgd_timing", "treeopt.experiments.sgd_timing:SGDTimingClassi
 # Not in any paper: the provably optimal axis-aligned tree of bounded depth (STreeD, NeurIPS 2023, via pystreed) over
 # quantile and CART thresholds, the reference line for CART, TAO, CO2 and non-greedy trees (docs/optimal.md).
 register("optimal_axis", "treeopt.optimal:OptimalTreeClassifier", "classification")
+
+
+def fits_tree_ranges(name):
+    """True when the method's forest can fit any range of its trees apart (tree blocks,
+    :mod:`treeopt.experiments.blocks`): treeopt's bagged forests on rows (``fit_iter``) and segmentation forests
+    (``fit_trees``)."""
+    cls = get_method(name).estimator_class()
+    return callable(getattr(cls, "fit_iter", None)) or callable(getattr(cls, "fit_trees", None))

@@ -54,7 +54,7 @@ from pathlib import PurePosixPath
 from .errors import ConfigError, name_error
 from .block_sums import block_ranges
 from .identity import CHOSEN, canonical, check_component, folder_name, identity_hash, params_text
-from .methods import get_method
+from .methods import fits_tree_ranges, get_method
 from .params import Inherited, legacy_marker, params_slug, split_dotted
 from .reports import FIGURES, TABLES, table_of
 from .selection import DEFAULT_METRIC
@@ -164,16 +164,29 @@ class RunSpec:
     inherit: tuple = ()  # (param, selection YAML) pairs: values put in at run time (params hold Inherited)
     data: str = ""
     save_model: bool | None = None  # the profile's save_models: None keeps the method's default
+    block_trees: int | None = None  # a forest fitted in block jobs of this many trees, then merged (None: one job)
+    n_trees: int | None = None  # the forest's size when it is split in blocks
 
     def identity(self):
-        """What the run is, apart from its seed (the last path component)."""
+        """What the run is, apart from its seed (the last path component); the block size when split."""
         return self._identity
 
     @cached_property
     def _identity(self):
         out = {"data": self.data, "method": self.method, "fit_on": "train",
                "params": {k: canonical(v) for k, v in self.params}}
+        if self.block_trees is not None:
+            out["block_trees"] = self.block_trees
         return _with_save_model(out, self.save_model)
+
+    @property
+    def blocks(self):
+        """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
+        return _block_list(self)
+
+    def block_dir(self, first, stop):
+        """The folder of the block job of trees ``first..stop-1``."""
+        return f"{BLOCKS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}/{BLOCK_PREFIX}{first}-{stop}"
 
     @cached_property
     def slug(self):
@@ -257,9 +270,7 @@ class FinalSpec:
     @property
     def blocks(self):
         """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
-        if self.block_trees is None:
-            return []
-        return [(r.start, r.stop) for r in block_ranges(self.n_trees, self.block_trees)]
+        return _block_list(self)
 
     def block_dir(self, first, stop):
         """The folder of the block job of trees ``first..stop-1``."""
@@ -298,11 +309,19 @@ class FinalSpec:
 BLOCK_PREFIX = "trees"
 
 
+def _block_list(run):
+    """``[(first tree, stop)]`` of the block jobs of a candidate or final run (empty: fitted in one job)."""
+    if run.block_trees is None:
+        return []
+    return [(r.start, r.stop) for r in block_ranges(run.n_trees, run.block_trees)]
+
+
 @dataclass(frozen=True)
 class BlockSpec:
-    """One block job of a final run split into tree blocks: trees ``first..stop-1`` of ``final``'s forest."""
+    """One block job of a run split into tree blocks: trees ``first..stop-1`` of ``final``'s forest (``final``: a
+    FinalSpec, or the RunSpec of a candidate run)."""
 
-    final: FinalSpec
+    final: FinalSpec | RunSpec
     first: int
     stop: int
 
@@ -317,7 +336,7 @@ def _fit_size(method, params):
     n_trees = params.get("n_estimators")
     if not isinstance(n_trees, int) or isinstance(n_trees, bool):
         return None
-    return n_trees if callable(getattr(get_method(method).estimator_class(), "fit_iter", None)) else None
+    return n_trees if fits_tree_ranges(method) else None
 
 
 def block_size(profile, method, n_trees):
@@ -604,8 +623,12 @@ class _Planner:
             entry = exp["methods"][mname] or {}
             fixed, inherit = self.fixed(ename, mname, dataset, seed, dict(at))
             data = self.data_key(dataset)
-            candidates = tuple(RunSpec(dataset, mname, _items({**fixed, **g, **dict(at)}), seed, inherit, data,
-                                       self.save_model) for g in grid_points(entry.get("grid") or {}))
+            candidates = []
+            for g in grid_points(entry.get("grid") or {}):
+                params = {**fixed, **g, **dict(at)}
+                candidates.append(RunSpec(dataset, mname, _items(params), seed, inherit, data, self.save_model,
+                                          *self._blocks(mname, _fit_size(mname, params))))
+            candidates = tuple(candidates)
             metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
             self.selections[key] = SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data)
             self._making.remove(key)
@@ -638,9 +661,19 @@ class _Planner:
         return out
 
     def _blocks(self, method, n_trees):
-        """(block_trees, n_trees) of a final run of ``method`` growing ``n_trees`` trees ((None, None): one job)."""
+        """(block_trees, n_trees) of a run of ``method`` growing ``n_trees`` trees ((None, None): one job)."""
         block = block_size(self.profile, method, n_trees)
-        return (block, n_trees) if block is not None else (None, None)
+        if block is None:
+            return None, None
+        if get_method(method).task == "segmentation":
+            from .block_sums import BlockError
+            from .segment_runs import check_block_stages
+
+            try:
+                check_block_stages(n_trees, block)
+            except BlockError as exc:
+                raise ConfigError(f"profile {self.profile_name!r}: forest_block_trees of {method!r}: {exc}") from None
+        return block, n_trees
 
 
 def _register(table, path, spec, kind):
@@ -688,10 +721,16 @@ def build_plan(config):
     for (ename, mname, dataset, seed, at), selection in planner.selections.items():
         _register(plan.selections, selection.path, selection, "selection")
         plan.selection_index[(ename, mname, dataset, seed, at)] = selection.path
-        plan.legacy.setdefault(selection.path, set()).add(selection.legacy_path(ename))
+        blocked = any(run.block_trees is not None for run in selection.candidates)
+        if not blocked:  # runs merged from blocks (and what is chosen among them) have no earlier version
+            plan.legacy.setdefault(selection.path, set()).add(selection.legacy_path(ename))
         for run in selection.candidates:
             _register(plan.runs, run.dir, run, "run")
-            plan.legacy.setdefault(run.dir, set()).add(run.legacy_dir)
+            for first, stop in run.blocks:
+                block = BlockSpec(plan.runs[run.dir], first, stop)
+                plan.blocks.setdefault(block.dir, block)
+            if run.block_trees is None:
+                plan.legacy.setdefault(run.dir, set()).add(run.legacy_dir)
     plan.datasets = datasets
     for spec in (*plan.runs.values(), *plan.finals.values()):
         for param, path in spec.inherit:

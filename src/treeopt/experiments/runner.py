@@ -37,6 +37,7 @@ from .params import is_inherit_marker, split_dotted
 from .staged import pick_stages, stage_entries, staged_scores
 from .streamed import fit_streamed, streams
 from .precompile import warm_up_listed as warm_up
+from .segment_runs import fit_and_measure_segmentation
 from .warmup import numba_compile_clock
 
 FIT_ON = ("train", "trainval")
@@ -236,88 +237,6 @@ def resolve_inherited(params, inherit):
     return params, inherited
 
 
-def stage_sizes(n_trees):
-    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
-    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
-    return [*sizes, int(n_trees)]
-
-
-def _segmentation_scores(estimator, images, label_maps, sizes):
-    """(per-size class-average Jaccard, full-forest label maps, per-image Jaccard of the full forest, per-size
-    Jaccard of the other rule): scores follow the estimator's ``reweight``; the other rule's come along."""
-    from ..segmentation import confusion, jaccard_from_confusion
-
-    k = estimator.classes_.shape[0]
-    reweighted, balanced = estimator.staged_predict_both(images, sizes)
-    staged, other = (reweighted, balanced) if getattr(estimator, "reweight", True) else (balanced, reweighted)
-    scores = [jaccard_from_confusion(confusion(label_maps, maps, k))[0] for maps in staged]
-    other_scores = [jaccard_from_confusion(confusion(label_maps, maps, k))[0] for maps in other]
-    per_image = [jaccard_from_confusion(confusion(t, p, k))[0] for t, p in zip(label_maps, staged[-1])]
-    return scores, staged[-1], np.asarray(per_image), other_scores
-
-
-def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None):
-    """Segmentation runs (CO2 paper Sec. 6.2): rows of the split are images, targets are label maps.
-
-    Metrics are the class-average Jaccard (%) and pixel accuracy inside the ignored border, with the
-    paper's re-weighting of the class probabilities by the inverse sampling factor; ``jaccard_unweighted``
-    is the Jaccard of the same forest without it (balanced probabilities). ``train`` is scored on the first
-    5 training images only (prediction costs as much as on test). ``staged`` holds both Jaccard scores of
-    the forests made of the first 1, 2, 4, ... trees (Fig. 4, right; Table II's 16 and 32 trees from one
-    fit). The label maps of the test images go to ``segmentation.npz`` (Fig. 3).
-    """
-    from ..segmentation import IGNORE
-
-    log = log or logging.getLogger(__name__)
-    X_fit, y_fit = split.X_train, split.y_train
-    X_val, y_val = split.X_val, split.y_val
-    if fit_on == "trainval":
-        X_fit, y_fit = np.concatenate([X_fit, X_val]), np.concatenate([y_fit, y_val])
-        X_val, y_val = X_val[:0], y_val[:0]
-    estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
-    compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)
-    log.info("fitting %s on %d images %s (%s), params %s, seed %d", method, X_fit.shape[0], X_fit.shape[1:],
-             fit_on, params, seed)
-    with numba_compile_clock() as compiling:
-        start = time.perf_counter()
-        estimator.fit(X_fit, y_fit)
-        fit_seconds = time.perf_counter() - start
-    log.info("fit took %.3f s", fit_seconds)
-    sizes = stage_sizes(len(estimator.estimators_))
-
-    other_key = "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
-
-    def pixel_metrics(jaccard, truth, pred, other):
-        scored = pred != IGNORE
-        accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
-        return {"jaccard": float(jaccard), "accuracy": accuracy, "error": 100.0 - accuracy, other_key: other}
-
-    start = time.perf_counter()
-    test_scores, test_pred, per_image, test_other = _segmentation_scores(estimator, split.X_test, split.y_test,
-                                                                         sizes)
-    predict_seconds = time.perf_counter() - start
-    staged = {"n_trees": sizes, "test_jaccard": test_scores, f"test_{other_key}": test_other}
-    result = {"params": dict(params), "seed": int(seed), "n_train": int(X_fit.shape[0]),
-              "n_val": int(X_val.shape[0]), "n_test": int(split.X_test.shape[0]),
-              "test": pixel_metrics(test_scores[-1], split.y_test, test_pred, test_other[-1]), "val": {}}
-    if X_val.shape[0]:
-        val_scores, val_pred, _, val_other = _segmentation_scores(estimator, X_val, y_val, sizes)
-        result["val"] = pixel_metrics(val_scores[-1], y_val, val_pred, val_other[-1])
-        staged["val_jaccard"] = val_scores
-    n_tr = min(5, X_fit.shape[0])
-    tr_scores, tr_pred, _, tr_other = _segmentation_scores(estimator, X_fit[:n_tr], y_fit[:n_tr], sizes[-1:])
-    result["train"] = pixel_metrics(tr_scores[-1], y_fit[:n_tr], tr_pred, tr_other[-1])
-    result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged,
-                  compile_seconds=compile_seconds, fit_compile_seconds=compiling.lock)
-    windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
-    result["tree"] = _metrics.tree_stats(_metrics.fitted_trees(estimator), windows)
-    result["_arrays"] = {"test_pred": test_pred.astype(np.int8), "test_image_jaccard": per_image,
-                         "n_trees": np.asarray(sizes)}
-    log.info("train %s | val %s | test %s | staged test jaccard %s", result["train"], result["val"],
-             result["test"], dict(zip(sizes, np.round(test_scores, 2))))
-    return result, estimator
-
-
 def fit_parts(split, fit_on):
     """``(X_fit, y_fit, parts, X_stats)`` of a run: the rows fitted on, ``parts`` {"train" / "val" / "test": (X, y)}
     scored (a refit fits train+validation and has no validation part), and the rows tree statistics are taken on."""
@@ -355,10 +274,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         raise ValueError(f"one staged parameter per run, got {[param for param, _ in stages]}")
     if spec.task == "segmentation":
         result, estimator = fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs,
-                                                         log=log)
-        trees = _metrics.fitted_trees(estimator) if model_path is not None else []
-        if trees:
-            save_trees(model_path, trees)
+                                                         log=log, block_trees=block_trees, blocks=blocks,
+                                                         block_check=block_check, model_path=model_path)
         return result, estimator
     X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
     X_val, y_val = parts["val"]

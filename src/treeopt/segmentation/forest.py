@@ -38,7 +38,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..forest.bagging import tree_seeds
+from ..forest.bagging import blocked_sum, tree_range, tree_seeds
 from ..greedy._estimator import MAX_FEATURES_CONSTRAINT
 from ..trees import Tree
 from .scoring import PackedTree, WindowScorer
@@ -188,7 +188,15 @@ class ForestSegmenter(BaseEstimator):
 
     def fit(self, X, y):
         """Fit on training images ``X`` (n, H, W, 3) and their label maps ``y`` (n, H, W), labels 0..k-1."""
+        return self.fit_trees(X, y, None)
+
+    def fit_trees(self, X, y, trees):
+        """Fit only trees ``trees`` (a range, None: all) of the forest :meth:`fit` grows: the same trees, since tree
+        i's seed and window sample depend only on ``random_state`` and i, and the normalisation statistics on the
+        first tree's seed (a tree block job, :mod:`treeopt.experiments.segment_runs`). ``estimators_`` holds those
+        trees; ``first_tree_`` the number of the first."""
         self._validate_params()
+        trees = tree_range(trees, self.n_estimators)
         images, labels = _check_images(X, y)
         if self.window_size % 2 != 1:
             raise ValueError(f"window_size must be odd, got {self.window_size}")
@@ -217,7 +225,8 @@ class ForestSegmenter(BaseEstimator):
         self._fit_stats(images, np.random.default_rng([seeds[0], 7]))
         n_per_class = max(1, self.windows_per_tree // k)
         self.estimators_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._fit_tree)(images, seed, n_per_class) for seed in seeds)
+            delayed(self._fit_tree)(images, seeds[i], n_per_class) for i in trees)
+        self.first_tree_ = trees.start
         del self._pools
         return self
 
@@ -247,11 +256,13 @@ class ForestSegmenter(BaseEstimator):
             raise ValueError(f"n_trees must lie in [1, {len(self.estimators_)}], got {sizes}")
         return sizes
 
-    def staged_predict_both(self, X, n_trees):
-        """``(reweighted, balanced)`` label maps, each ``(len(n_trees), n, H, W)``: the forests of the first
-        m trees for m in ``n_trees`` (sorted), with and without the paper's re-weighting by the inverse
-        sampling factor. The border is IGNORE (-1). Trees are independent, so the first m trees are a forest
-        of m. One pass over the trees gives every size and both rules."""
+    def staged_sums(self, X, n_trees, block_trees=None):
+        """Yield ``(m, sums)`` for m in ``n_trees`` (sorted): the class-probability sums ``(n, n_scored, k)`` of
+        the forest of the first m trees of ``estimators_`` at every scored pixel (row-major inside the border),
+        added tree by tree in tree order. With ``block_trees`` the sums are made in blocks of that many trees,
+        each from zero, and the finished blocks added in block order (:func:`treeopt.forest.bagging.blocked_sum`),
+        as tree block jobs are merged (:mod:`treeopt.experiments.segment_runs`): the same bits for any split.
+        ``sums`` is a buffer reused by the next step: read it before asking for the next."""
         check_is_fitted(self)
         images = _check_images(X)
         sizes = self._stage_sizes(n_trees)
@@ -260,22 +271,48 @@ class ForestSegmenter(BaseEstimator):
         rows, cols = np.divmod(flat, W)
         scorer = WindowScorer(images, rows, cols, self.window_mean_, self.window_std_, self.window_size,
                               self.classes_.shape[0])
-        maps = np.full((2, len(sizes), n_img, H * W), IGNORE, dtype=np.int16)
         n_parts = min(n_img, effective_n_jobs(self.n_jobs))
         bounds = np.linspace(0, n_img, n_parts + 1).astype(int)
+        done_blocks = None  # the finished blocks' sum (None: no block finished yet)
         done = 0
         with Parallel(n_jobs=n_parts, prefer="threads") as parallel:
-            for s, m in enumerate(sizes):
-                for est in self.estimators_[done:m]:
+            for m in sizes:
+                for t in range(done, m):
+                    est = self.estimators_[t]
                     tree = PackedTree(Tree.from_sklearn(est) if self.split_kind == "axis" else est.tree_,
                                       est.classes_, self.classes_.shape[0], self.window_size, self.window_mean_,
                                       self.window_std_)
                     parallel(delayed(scorer.add)(tree, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))
+                    if block_trees is not None and (t + 1) % block_trees == 0 and t + 1 < len(self.estimators_):
+                        done_blocks = scorer.sums.copy() if done_blocks is None else blocked_sum(done_blocks,
+                                                                                                 scorer.sums)
+                        scorer.sums[:] = 0.0
                 done = m
-                maps[0, s][:, flat] = (scorer.sums * self.class_weights_).argmax(axis=2)
-                maps[1, s][:, flat] = scorer.sums.argmax(axis=2)
-        maps = maps.reshape(2, len(sizes), n_img, H, W)
+                yield m, (scorer.sums if done_blocks is None else blocked_sum(done_blocks, scorer.sums))
+
+    def label_maps(self, sums, shape):
+        """``(reweighted, balanced)`` label maps ``(n, H, W)`` int16 of the class sums of :meth:`staged_sums` on
+        images of ``shape`` (n, H, W): the arg max with and without the paper's re-weighting by the inverse
+        sampling factor; the border is IGNORE (-1)."""
+        n_img, H, W = shape
+        flat = np.flatnonzero(valid_mask((H, W), self.border))
+        maps = np.full((2, n_img, H * W), IGNORE, dtype=np.int16)
+        maps[0][:, flat] = (sums * self.class_weights_).argmax(axis=2)
+        maps[1][:, flat] = sums.argmax(axis=2)
+        maps = maps.reshape(2, n_img, H, W)
         return maps[0], maps[1]
+
+    def staged_predict_both(self, X, n_trees, block_trees=None):
+        """``(reweighted, balanced)`` label maps, each ``(len(n_trees), n, H, W)``: the forests of the first
+        m trees for m in ``n_trees`` (sorted), with and without the paper's re-weighting by the inverse
+        sampling factor. The border is IGNORE (-1). Trees are independent, so the first m trees are a forest
+        of m. One pass over the trees gives every size and both rules (``block_trees``: see
+        :meth:`staged_sums`)."""
+        check_is_fitted(self)
+        images = _check_images(X)
+        both = [self.label_maps(sums, images.shape[:3]) for _, sums in self.staged_sums(images, n_trees,
+                                                                                          block_trees)]
+        return np.stack([rw for rw, _ in both]), np.stack([bal for _, bal in both])
 
     def staged_predict(self, X, n_trees):
         """Label maps ``(len(n_trees), n, H, W)`` of the forests of the first m trees, m in ``n_trees``,

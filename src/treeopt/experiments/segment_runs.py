@@ -1,0 +1,297 @@
+"""Segmentation runs (CO2 paper Sec. 6.2): fitted in one job, or as tree blocks fitted apart and merged.
+
+Rows of a segmentation split are images, targets label maps. A run's metrics are the class-average Jaccard (%) and
+the pixel accuracy inside the ignored border, with the paper's re-weighting of the class probabilities by the inverse
+sampling factor (``jaccard_unweighted``: the same forest's balanced probabilities), at every staged forest size 1, 2,
+4, ... (Fig. 4 right; Table II's 16 and 32 trees from one fit) on the test and validation images, and for the whole
+forest on the first 5 training images (scoring costs as much as on test). The test label maps go to
+``segmentation.npz`` (Fig. 3).
+
+**Tree blocks.** A segmentation forest of the paper profile takes up to 10 CPU-hours in one job (32 CO2 trees at
+256,000 windows each, about 16 minutes a tree). Its trees are independent (tree i's seed and window sample depend
+only on the seed and i, the normalisation statistics on the first tree's seed:
+:meth:`treeopt.segmentation.ForestSegmenter.fit_trees`), so with ``forest_block_trees`` a run is fitted as block
+jobs of that many trees (:func:`run_segmentation_block`) and a merge (:func:`fit_and_measure_segmentation` with
+``blocks``). Every label map is the arg max of per-pixel class sums. A block saves its trees' sum on each scored
+image set (``sums.npz``: float64, images x pixels x classes: 0.29 GB for 250 LFW test images); the merge adds the
+blocks' sums in block order; the one-job run with the same ``block_trees`` sums in the same blocks
+(:meth:`~treeopt.segmentation.ForestSegmenter.staged_sums`), so the run folder is the same bit for bit outside
+timings either way. Forest sizes below the first block's end are scored by the first block itself (its sums from
+zero are the one-job sums) and kept in its ``block.json``; every later staged size must end a block (a block size
+that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from . import metrics as _metrics
+from ..trees import save_trees
+from .block_sums import BlockError, read_blocks
+
+N_TRAIN_SCORED = 5  # training images scored (the whole forest only)
+
+
+def stage_sizes(n_trees):
+    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
+    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
+    return [*sizes, int(n_trees)]
+
+
+def check_block_stages(n_trees, block_trees):
+    """Raise :class:`BlockError` unless every staged size of a forest of ``n_trees`` split in blocks of
+    ``block_trees`` lies inside the first block or ends a block (later blocks cannot score sizes inside them: the
+    sum of the blocks before is not theirs)."""
+    inside = [m for m in stage_sizes(n_trees) if m > block_trees and m % block_trees and m != n_trees]
+    if inside:
+        raise BlockError(f"a segmentation forest of {n_trees} trees in blocks of {block_trees}: staged sizes {inside} "
+                         "fall inside later blocks; use a block size that is a power of two")
+
+
+def _parts(split, fit_on):
+    """``(X_fit, y_fit, parts)``: the images fitted on and {"test", "val", "train": (images, label maps)} scored (a
+    refit fits training and validation images and has no validation part; "train": the first 5 fitted images)."""
+    X_fit, y_fit = split.X_train, split.y_train
+    X_val, y_val = split.X_val, split.y_val
+    if fit_on == "trainval":
+        X_fit, y_fit = np.concatenate([X_fit, X_val]), np.concatenate([y_fit, y_val])
+        X_val, y_val = X_val[:0], y_val[:0]
+    n_tr = min(N_TRAIN_SCORED, X_fit.shape[0])
+    return X_fit, y_fit, {"test": (split.X_test, split.y_test), "val": (X_val, y_val),
+                          "train": (X_fit[:n_tr], y_fit[:n_tr])}
+
+
+def _jaccard(truth, maps, k):
+    from ..segmentation import confusion, jaccard_from_confusion
+
+    return float(jaccard_from_confusion(confusion(truth, maps, k))[0])
+
+
+def _score_sums(estimator, truth, sized_sums, keep_at):
+    """``({m: [jaccard, other rule's jaccard]}, primary label maps at size keep_at or None)`` from ``(m, sums)``
+    pairs (:meth:`~treeopt.segmentation.ForestSegmenter.staged_sums`); the primary rule follows ``reweight``."""
+    k = estimator.classes_.shape[0]
+    reweight = getattr(estimator, "reweight", True)
+    scores, kept = {}, None
+    for m, sums in sized_sums:
+        rw, bal = estimator.label_maps(sums, truth.shape)
+        primary, other = (rw, bal) if reweight else (bal, rw)
+        scores[int(m)] = [_jaccard(truth, primary, k), _jaccard(truth, other, k)]
+        if m == keep_at:
+            kept = primary
+    return scores, kept
+
+
+def _result(estimator, parts, scores, maps, sizes):
+    """The run's metrics from each part's scores ({part: {m: [jaccard, other]}}) and full-forest maps."""
+    from ..segmentation import IGNORE
+
+    k = estimator.classes_.shape[0]
+    other_key = "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
+
+    def pixel_metrics(part):
+        truth, pred = parts[part][1], maps[part]
+        scored = pred != IGNORE
+        accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
+        jaccard, other = scores[part][sizes[-1]]
+        return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, other_key: other}
+
+    staged = {"n_trees": sizes, "test_jaccard": [scores["test"][m][0] for m in sizes],
+              f"test_{other_key}": [scores["test"][m][1] for m in sizes]}
+    result = {"test": pixel_metrics("test"), "val": {}}
+    if parts["val"][0].shape[0]:
+        result["val"] = pixel_metrics("val")
+        staged["val_jaccard"] = [scores["val"][m][0] for m in sizes]
+    result["train"] = pixel_metrics("train")
+    truth = parts["test"][1]
+    per_image = np.asarray([_jaccard(t, p, k) for t, p in zip(truth, maps["test"])])
+    arrays = {"test_pred": maps["test"].astype(np.int8), "test_image_jaccard": per_image,
+              "n_trees": np.asarray(sizes)}
+    return result, staged, arrays
+
+
+def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None,
+                                 block_trees=None, blocks=None, block_check=None, model_path=None):
+    """A segmentation run's metrics (see the module docstring) and its fitted estimator (a merge: the estimator
+    set up from the data but holding no trees). ``block_trees``: sums made in blocks of that many trees;
+    ``blocks``: the folders of the run's tree block jobs, merged instead of fitting (``block_check``: what each
+    must share with this run, :data:`treeopt.experiments.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
+    forest's trees are written (a merge copies them from the blocks, in tree order)."""
+    from .methods import make_estimator
+    from .precompile import warm_up_listed as warm_up
+    from .warmup import numba_compile_clock
+
+    log = log or logging.getLogger(__name__)
+    X_fit, y_fit, parts = _parts(split, fit_on)
+    estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
+    n_trees = int(estimator.n_estimators)
+    sizes = stage_sizes(n_trees)
+    if block_trees is not None:
+        check_block_stages(n_trees, int(block_trees))
+    compiling = None
+    if blocks:
+        log.info("merging %d tree blocks of %s (%d trees, blocks of %d)", len(blocks), method, n_trees, block_trees)
+        compile_seconds = 0.0
+        merged = _merge(estimator, parts, sizes, blocks,
+                        {**dict(block_check or {}), "n_estimators": n_trees, "block_trees": block_trees}, model_path,
+                        log)
+        scores, maps, fit_seconds, predict_seconds, tree_stats = merged
+    else:
+        compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)
+        log.info("fitting %s on %d images %s (%s), params %s, seed %d", method, X_fit.shape[0], X_fit.shape[1:],
+                 fit_on, params, seed)
+        with numba_compile_clock() as compiling:
+            start = time.perf_counter()
+            estimator.fit(X_fit, y_fit)
+            fit_seconds = time.perf_counter() - start
+        log.info("fit took %.3f s", fit_seconds)
+        start = time.perf_counter()
+        scores, maps = {}, {}
+        for part, (images, truth) in parts.items():
+            if images.shape[0]:
+                wanted = sizes if part != "train" else sizes[-1:]
+                scores[part], maps[part] = _score_sums(estimator, truth, estimator.staged_sums(images, wanted,
+                                                                                               block_trees),
+                                                       sizes[-1])
+            if part == "test":
+                predict_seconds = time.perf_counter() - start  # the test images' scoring, as before
+        windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
+        fitted = _metrics.fitted_trees(estimator)
+        tree_stats = _metrics.tree_stats(fitted, windows)
+        if model_path is not None and fitted:
+            save_trees(model_path, fitted)
+    result, staged, arrays = _result(estimator, parts, scores, maps, sizes)
+    result = {"params": dict(params), "seed": int(seed), "n_train": int(X_fit.shape[0]),
+              "n_val": int(parts["val"][0].shape[0]), "n_test": int(split.X_test.shape[0]), **result}
+    result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged,
+                  compile_seconds=compile_seconds, fit_compile_seconds=0.0 if compiling is None else compiling.lock)
+    result["tree"] = tree_stats
+    result["_arrays"] = arrays
+    log.info("train %s | val %s | test %s | staged test jaccard %s", result["train"], result["val"],
+             result["test"], dict(zip(sizes, np.round(staged["test_jaccard"], 2))))
+    return result, estimator
+
+
+def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_trees, fit_on, n_jobs, keep, log):
+    """Fit trees ``trees`` (a range) of the segmentation run's forest and write the block's files into ``tmp``:
+    ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set) and, when ``keep``,
+    ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
+    block, each tree's statistics, timings)."""
+    from .methods import make_estimator
+    from .precompile import warm_up_listed as warm_up
+
+    X_fit, y_fit, parts = _parts(split, fit_on)
+    estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
+    n_trees = int(estimator.n_estimators)
+    check_block_stages(n_trees, int(block_trees))
+    sizes = stage_sizes(n_trees)
+    inside = [m for m in sizes if trees.start < m < trees.stop]  # the first block's only (check_block_stages)
+    compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)  # not timed
+    log.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d images (%s), params %s, seed %d",
+             trees.start, trees.stop - 1, method, n_trees, block_trees, X_fit.shape[0], fit_on, params, seed)
+    start = time.perf_counter()
+    estimator.fit_trees(X_fit, y_fit, trees)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    arrays, scores = {}, {}
+    for part, (images, truth) in parts.items():
+        if not images.shape[0]:
+            continue
+        wanted = [m - trees.start for m in inside] if part != "train" else []
+        got = {}
+        for m, sums in estimator.staged_sums(images, [*wanted, len(trees)]):  # sums: a buffer, read at once
+            if m < len(trees):
+                got.update(_score_sums(estimator, truth, [(m, sums)], None)[0])
+            else:
+                arrays[f"{part}_sum"] = sums.copy()
+        if got:
+            scores[part] = {m + trees.start: v for m, v in got.items()}
+    predict_seconds = time.perf_counter() - start
+    # compressed: a few trees' sums of mostly pure leaves take few distinct values (LFW: ~0.4 GB a block raw)
+    np.savez_compressed(tmp / "sums.npz", **arrays)
+    windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
+    fitted = _metrics.fitted_trees(estimator)
+    if keep:
+        save_trees(tmp / "model.npz", fitted)
+    return {"classes": estimator.classes_.tolist(), "class_weights": estimator.class_weights_.tolist(),
+            "scores": scores,
+            "tree_stats": [tree.stats(windows) for tree in fitted],
+            "leaves": [_metrics.n_leaves(tree) for tree in fitted], "fit_seconds": fit_seconds,
+            "predict_seconds": predict_seconds, "compile_seconds": compile_seconds}
+
+
+def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
+    """``(scores, maps, fit_seconds, predict_seconds, tree_stats)`` of the whole forest from its blocks (whose
+    trees are written to ``model_path`` in tree order when it is given)."""
+    from ..trees import TreeWriter
+
+    blocks = read_blocks(block_dirs, expect)
+    classes, weights = blocks[0][1]["classes"], blocks[0][1]["class_weights"]
+    # what label_maps reads: the classes and the inverse sampling factors of the training images (every block
+    # computed them from the same images)
+    estimator.classes_ = np.asarray(classes)
+    estimator.class_weights_ = np.asarray(weights, dtype=np.float64)
+    writer = TreeWriter(model_path, expect["n_estimators"]) if model_path is not None else None
+    try:
+        merged = _add_blocks(estimator, parts, sizes, blocks, writer, log)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        writer.close()
+    return merged
+
+
+def _add_blocks(estimator, parts, sizes, blocks, writer, log):
+    from ..forest.bagging import blocked_sum
+    from ..trees import iter_trees
+
+    classes, weights = blocks[0][1]["classes"], blocks[0][1]["class_weights"]
+    scores = {part: {} for part in parts}
+    maps, done = {}, {}
+    fit_seconds = predict_seconds = 0.0
+    per_tree, leaves = [], []
+    for path, record in blocks:
+        if record["classes"] != classes or record["class_weights"] != weights:
+            raise BlockError(f"{path}: classes {record['classes']} weighted {record['class_weights']}, the first "
+                             f"block's {classes} weighted {weights}")
+        first, stop = record["trees"]
+        for part, by_size in record.get("scores", {}).items():
+            scores[part].update({int(m): v for m, v in by_size.items()})
+        with np.load(path / "sums.npz", allow_pickle=False) as sums:
+            for part, (images, truth) in parts.items():
+                if not images.shape[0]:
+                    continue
+                key = f"{part}_sum"
+                if key not in sums.files:
+                    raise BlockError(f"{path}/sums.npz: no {key}")
+                block_sum = sums[key]
+                if part in done and block_sum.shape != done[part].shape:
+                    raise BlockError(f"{path}/sums.npz: {key} has shape {block_sum.shape}, the other blocks' "
+                                     f"{done[part].shape}")
+                done[part] = block_sum if part not in done else blocked_sum(done[part], block_sum)
+                if stop in sizes and (part != "train" or stop == sizes[-1]):
+                    got, kept = _score_sums(estimator, truth, [(stop, done[part])], sizes[-1])
+                    scores[part].update(got)
+                    if kept is not None:
+                        maps[part] = kept
+        if writer is not None:
+            if not (path / "model.npz").is_file():
+                raise BlockError(f"{path}: the run keeps its model, the block has no model.npz")
+            for tree in iter_trees(path / "model.npz"):
+                writer.add(tree)
+        per_tree.extend(record["tree_stats"])
+        leaves.extend(record["leaves"])
+        fit_seconds += record["fit_seconds"]
+        predict_seconds += record["predict_seconds"]
+        log.info("merged block %s: trees %d..%d, fit %.3f s", path, first, stop - 1, record["fit_seconds"])
+    for part, (images, _) in parts.items():
+        wanted = sizes if part != "train" else sizes[-1:]
+        missing = [m for m in wanted if m not in scores[part]] if images.shape[0] else []
+        if missing:
+            raise BlockError(f"the blocks give no {part} scores for forest sizes {missing}")
+    return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves)
