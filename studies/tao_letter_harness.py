@@ -27,7 +27,7 @@ class Probe(TAOTreeClassifier):
         node, rows, is_leaf = task
         if is_leaf:
             return super()._solve_node(task, X, XL, y, k, C, work, arrays)
-        care, target, cur = K.care_points(X, rows, y, node, *arrays, work.label)
+        care, target, cur = K.care_points(X, rows, y, node, arrays, work.label)
         t = self._tally
         t["care_share"].append(care.sum() / max(len(rows), 1))
         res = super()._solve_node(task, X, XL, y, k, C, work, arrays)

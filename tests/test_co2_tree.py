@@ -205,8 +205,8 @@ def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(see
         rows = np.repeat(S[0, start:stop], mult[S[0, start:stop]])  # the node's points, repeats included
         total = np.bincount(y[rows], minlength=3)
         m = rows.shape[0]
-        got = _best_axis_presorted(X, y, S, start, stop, mult, m, 3, feats, 3, 2, _xlogx_table(n), total,
-                                   np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
+        got = _best_axis_presorted((X, y, 3, _xlogx_table(n)), (S, start, stop, mult, m, total), feats, 3, 2,
+                                   (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)))
         ref = best_axis_split(X[rows], y[rows], 3, feats[:3].astype(np.int64), 2)
         assert got[0] == ref[0] and got[1] == ref[1] and np.isclose(got[2], ref[2], atol=1e-12)
 

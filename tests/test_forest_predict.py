@@ -19,8 +19,7 @@ def _data(n, seed, p=5, k=3):
 
 def _csr_sum(pk, X, first, last):
     out = np.zeros((X.shape[0], pk.values.shape[1]))
-    forest_accumulate(X, pk.roots, pk.left, pk.right, pk.feature, pk.bias, *pk.csr(),
-                      pk.values, first, last, out)
+    forest_accumulate(X, (pk.roots, pk.left, pk.right, pk.feature, pk.bias, *pk.csr(), pk.values), first, last, out)
     return out
 
 

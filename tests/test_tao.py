@@ -47,7 +47,7 @@ def test_a_new_split_changes_the_training_error_by_its_care_points_loss(seed, ob
     work = _WorkTree(tree, label)
     node = int(rng.choice(np.flatnonzero(tree.left >= 0)))
     rows = np.flatnonzero(tree.decision_path(X)[:, node].toarray().ravel()).astype(np.int64)
-    care, target, current = K.care_points(X, rows, yi, node, *work.arrays(), work.label)
+    care, target, current = K.care_points(X, rows, yi, node, work.arrays(), work.label)
     errors_before = np.count_nonzero(work.predict_labels(X) != yi)
     if oblique:
         w = rng.normal(size=X.shape[1])
@@ -94,13 +94,13 @@ def test_care_points_and_labels_on_hand_made_tree():
                   [0.7, 0.7]])  # y=0 again but via x1>=.5 -> 2: left correct: care, left
     y = np.array([0, 2, 1, 2, 0, 0])
     rows = np.arange(6, dtype=np.int64)
-    care, target, cur = K.care_points(X, rows, y, 0, *work.arrays(), work.label)
+    care, target, cur = K.care_points(X, rows, y, 0, work.arrays(), work.label)
     np.testing.assert_array_equal(care, [True, True, True, False, True, True])
     np.testing.assert_array_equal(target[care], [False, True, True, False, False])
     np.testing.assert_array_equal(cur, [False, False, True, True, False, True])
     # node 2 (right child) on the points that reach it: its children are leaves 1 and 2
     rows2 = np.array([2, 3, 5], dtype=np.int64)
-    care2, target2, _ = K.care_points(X, rows2, y, 2, *work.arrays(), work.label)
+    care2, target2, _ = K.care_points(X, rows2, y, 2, work.arrays(), work.label)
     np.testing.assert_array_equal(care2, [True, True, False])
     np.testing.assert_array_equal(target2[care2], [False, True])
 

@@ -304,8 +304,8 @@ class ForestGrower:
             M = np.concatenate(Ms)
         else:
             m_off, M = np.zeros(len(self.trees), dtype=np.int64), np.zeros(1)
-        K.corrective_pass(self.loss, self.F, self.y, self.leaf_of[:len(self.trees)], n_leaves, alpha, a_off, M,
-                          m_off, use_M, self.lam, self.eta, self.n_iter)
+        K.corrective_pass(self.loss, self.F, self.y, (self.leaf_of[:len(self.trees)], n_leaves, alpha, a_off),
+                          (M, m_off, use_M), (self.lam, self.eta, self.n_iter))
         for t, tree in enumerate(self.trees):
             for k, v in enumerate(tree.leaves):
                 tree.alpha[v] = float(alpha[a_off[t] + k])

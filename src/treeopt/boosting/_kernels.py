@@ -165,13 +165,20 @@ def apply_split(order, start, mid, end, F, d1, d2, leaf_row, right_local):
 
 
 @njit(cache=True)
-def corrective_pass(loss, F, y, leaf_of, n_leaves, alpha, a_off, M, m_off, use_M, lam, eta, n_iter):
+def corrective_pass(loss, F, y, leaves, regulariser, step):
     """Fully-corrective weight optimisation by coordinate descent (eq. (8)), ``n_iter`` sweeps over all leaves.
+
+    ``leaves``: ``(leaf_of, n_leaves, alpha, a_off)``, each point's leaf per tree, the trees' leaf counts and their
+    weights (tree t's at ``alpha[a_off[t]:]``); ``regulariser``: ``(M, m_off, use_M)``, the trees' flattened
+    penalty matrices; ``step``: ``(lam, eta, n_iter)``.
 
     Leaves of one tree cover disjoint points, so their loss sums are taken in one pass over the data, after
     which the leaves are updated one after another (the regulariser couples them through ``M alpha``; with
     ``use_M`` False, M = I). Step: ``alpha_v += eta * -(S_v + n lam (M alpha)_v) / (H_v + n lam M_vv)``.
     """
+    leaf_of, n_leaves, alpha, a_off = leaves
+    M, m_off, use_M = regulariser
+    lam, eta, n_iter = step
     n = F.shape[0]
     T = n_leaves.shape[0]
     for _ in range(n_iter):

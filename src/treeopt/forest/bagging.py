@@ -92,8 +92,8 @@ class PackedForest:
                                     self.values, first, last, out)
             return
         indptr, indices, data = self.csr()
-        forest_accumulate(X, self.roots, self.left, self.right, self.feature, self.bias, indptr, indices, data,
-                          self.values, first, last, out)
+        forest_accumulate(X, (self.roots, self.left, self.right, self.feature, self.bias, indptr, indices, data,
+                              self.values), first, last, out)
 
 
 class RunningProba:

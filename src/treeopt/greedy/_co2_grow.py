@@ -33,6 +33,7 @@ _NJIT = dict(cache=True, nogil=True)
 
 STANDARDIZE_CODES = {"none": 0, "tree": 1, "node": 2}
 FALLBACK_CODES = {"never": 0, "collapsed": 1, "no_gain": 2}
+UNLIMITED_DEPTH = np.iinfo(np.int64).max  # max_depth=None: a depth no tree reaches (no sentinel to test for)
 
 
 @njit(**_NJIT)
@@ -111,15 +112,19 @@ def partition_presorted(S, start, stop, goes_right, tmp):
 
 
 @njit(**_NJIT)
-def _best_axis_presorted(X, y, S, start, stop, mult, m, k, feats, n_feats, msl, xlogx, total, zs, ys, ws):
-    """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]``, where
-    ``S[f, start:stop]`` holds the node's distinct points sorted by feature f and ``mult`` their repeats
-    (see :func:`presort`).
+def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
+    """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]``: ``data`` is
+    ``(X, y, k, xlogx)``, ``node`` is ``(S, start, stop, mult, m, total)``, where ``S[f, start:stop]`` holds the
+    node's distinct points sorted by feature f, ``mult`` their repeats (see :func:`presort`) and ``total`` its
+    class counts; ``msl`` is min_samples_leaf and ``scratch`` ``(zs, ys, ws)`` buffers of the node's size.
 
     Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` over the m points
     (cuts only fall between distinct values, so the order of tied points does not matter; a point's repeats
     lie on one side of every cut, so only the running entropy sums step through them); returns ``(feature, threshold,
     gain)`` with feature -1 when no feature admits a cut."""
+    X, y, k, xlogx = data
+    S, start, stop, mult, m, total = node
+    zs, ys, ws = scratch
     u = stop - start
     best_f = -1
     best_thr = np.nan
@@ -197,22 +202,33 @@ def _gain(y, idx, start, stop, go_right, k, xlogx):
 
 
 @njit(**_NJIT)
-def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, tau, tol, n_iter_no_change,
-                  patience, min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-                  compare_with_axis, seed, order, tol_initial=False):
+def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
 
-    ``order`` is :func:`feature_order` of ``X`` (shared by the trees of a forest): each node's axis search
-    reads its points in sorted order instead of sorting them.
+    Arguments in named groups (as :func:`treeopt.greedy._co2_sgd.co2_stump_sgd` takes them):
 
-    ``y`` holds labels ``0..k-1``; ``max_depth < 0`` means unlimited; ``standardize`` is 0 (inputs as
-    given), 1 (z-scores of the tree's sample) or 2 (z-scores of each node's points). Returns the node
+    * ``points``: ``(X, y, idx, k)``, ``y`` holding labels ``0..k-1``;
+    * ``settings``: Alg. 1's optimiser, the same at every node, ``(q, nu, eta, momentum, batch_size, tau,
+      patience)``, q the features whose best axis split starts a stump;
+    * ``stop_rule``: ``(max_epochs, tol, n_iter_no_change, tol_initial)`` (see ``co2_stump_sgd``);
+    * ``growth``: ``(min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
+      compare_with_axis)``: ``max_depth`` a number of levels (pass a huge one for no limit); ``standardize`` a
+      ``STANDARDIZE_CODES`` value, 0 (inputs as given), 1 (z-scores of the tree's sample) or 2 (z-scores of
+      each node's points); ``axis_fallback`` a ``FALLBACK_CODES`` value;
+    * ``seed`` (uint64) and ``order``, :func:`feature_order` of ``X`` (shared by the trees of a forest): each
+      node's axis search reads its points in sorted order instead of sorting them.
+
+    Returns the node
     arrays ``(left, right, feature, bias, depth, n_samples, value, wrow, W, counts)``: ``wrow[i]`` is the
     row of ``W`` holding node i's oblique weights (-1 otherwise), ``value`` the class frequencies, and
     ``counts = [n_oblique, n_axis_fallbacks, n_collapsed]`` (collapsed: stumps that sent every point one way
     and, without the fallback, made the node a leaf) and ``epochs``, the SGD epochs each node's stump ran
     (0 at leaves).
     """
+    X, y, idx, k = points
+    q, nu, eta, momentum, batch_size, tau, patience = settings
+    max_epochs = stop_rule[0]
+    min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback, compare_with_axis = growth
     n = idx.shape[0]
     p = X.shape[1]
     idx = idx.astype(np.uint64)  # a copy; unsigned point ids index without numba's negative-index fix-up
@@ -255,8 +271,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
     tmp = np.empty(n, dtype=np.uint64)
     local = np.empty(k, dtype=np.int64)
     history = np.empty(max_epochs + 1)
-    settings = (nu, eta, momentum, batch_size, tau, patience)  # Alg. 1's optimiser: the same at every node
-    stop_rule = (max_epochs, tol, n_iter_no_change, tol_initial)
+    sgd_settings = (nu, eta, momentum, batch_size, tau, patience)  # Alg. 1's optimiser: the same at every node
     mean = np.zeros(p)
     std = np.ones(p)
     if standardize == 1:  # the tree's training sample (the paper's zero-mean unit-variance scaling)
@@ -303,7 +318,7 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             if total[c] > 0:
                 n_present += 1
         n_samples[node] = m
-        if m < min_samples_split or n_present <= 1 or (max_depth >= 0 and depth[node] >= max_depth):
+        if m < min_samples_split or n_present <= 1 or depth[node] >= max_depth:
             continue
         # 1. best axis split over q random features (partial Fisher-Yates on feats)
         for j in range(q):
@@ -311,11 +326,11 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
             a = feats[j]
             feats[j] = feats[r]
             feats[r] = a
-        f, thr, axis_gain = _best_axis_presorted(X, y, S, ustart, ustop, id_mult, m, k, feats, q, min_samples_leaf,
-                                                 xlogx, total, zs, ys, ws)
+        data = (X, y, k, xlogx)
+        at_node = (S, ustart, ustop, id_mult, m, total)
+        f, thr, axis_gain = _best_axis_presorted(data, at_node, feats, q, min_samples_leaf, (zs, ys, ws))
         if f < 0 and q < p:
-            f, thr, axis_gain = _best_axis_presorted(X, y, S, ustart, ustop, id_mult, m, k, feats[q:], p - q,
-                                                     min_samples_leaf, xlogx, total, zs, ys, ws)
+            f, thr, axis_gain = _best_axis_presorted(data, at_node, feats[q:], p - q, min_samples_leaf, (zs, ys, ws))
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
@@ -375,8 +390,8 @@ def grow_co2_tree(X, y, idx, k, q, nu, eta, momentum, batch_size, max_epochs, ta
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, n_ep, _, _ = co2_stump_sgd((Z[:u], yu[:u], rows[:m], mult[:u]), (w, tz * scale, theta), settings, stop_rule,
-                                      sub_seed, history)
+        b, n_ep, _, _ = co2_stump_sgd((Z[:u], yu[:u], rows[:m], mult[:u]), (w, tz * scale, theta), sgd_settings,
+                                      stop_rule, sub_seed, history)
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
             for j in range(p):

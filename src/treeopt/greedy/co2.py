@@ -50,7 +50,7 @@ from sklearn.utils import check_random_state
 
 from ..base import encode_classes, note_kernel_compile, validate_training_data
 from ..trees import Tree
-from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, feature_order, grow_co2_tree, node_csr
+from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, UNLIMITED_DEPTH, feature_order, grow_co2_tree, node_csr
 from ._co2_sgd import co2_stump_sgd
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 
@@ -297,14 +297,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         note_kernel_compile(type(self).__name__, *kernels)
         if order is None:
             order = feature_order(X)
-        out = grow_co2_tree(X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes),
-                            int(n_candidate_features(self.max_features, p)), float(self.nu),
-                            float(self.learning_rate), float(self.momentum), int(self.batch_size),
-                            int(self.max_epochs), int(self.tau), float(self.tol), int(self.n_iter_no_change),
-                            int(OSCILLATION_PATIENCE), int(max(self.min_samples_split, 2 * self.min_samples_leaf)),
-                            int(self.min_samples_leaf), -1 if self.max_depth is None else int(self.max_depth),
-                            STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback],
-                            bool(self.compare_with_axis), np.uint64(seed), order, self.tol_reference == "initial")
+        points = (X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes))
+        settings = (int(n_candidate_features(self.max_features, p)), float(self.nu), float(self.learning_rate),
+                    float(self.momentum), int(self.batch_size), int(self.tau), int(OSCILLATION_PATIENCE))
+        stop_rule = (int(self.max_epochs), float(self.tol), int(self.n_iter_no_change), self.tol_reference == "initial")
+        growth = (int(max(self.min_samples_split, 2 * self.min_samples_leaf)), int(self.min_samples_leaf),
+                  UNLIMITED_DEPTH if self.max_depth is None else int(self.max_depth),
+                  STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback], bool(self.compare_with_axis))
+        out = grow_co2_tree(points, settings, stop_rule, growth, np.uint64(seed), order)
         left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)
         weights = sp.csr_matrix((data, indices, indptr), shape=(left.shape[0], p))

@@ -133,10 +133,11 @@ class WindowScorer:
         the GIL: images can be shared out among threads)."""
         if tree.window_size != self.window_size:
             raise ValueError(f"the tree reads {tree.window_size}-pixel windows, the scorer {self.window_size}")
-        _add_tree(self.images, first, last, self.width, self.window_size, self.rows, self.cols, self.offsets,
-                  self.mean, self.inv_std, tree.x_float32, tree.left, tree.right, tree.feature, tree.bias,
-                  tree.indptr, tree.indices, tree.data, tree.dense, tree.kernels, tree.const, tree.err_p, tree.err_q,
-                  self.magnitude, tree.values, self.sums)
+        scorer = (self.images, self.width, self.window_size, self.rows, self.cols, self.offsets, self.mean,
+                  self.inv_std, self.magnitude, self.sums)
+        packed = (tree.x_float32, tree.left, tree.right, tree.feature, tree.bias, tree.indptr, tree.indices, tree.data,
+                  tree.dense, tree.kernels, tree.const, tree.err_p, tree.err_q, tree.values)
+        _add_tree(scorer, packed, first, last)
 
 
 @njit(**_NJIT)
@@ -166,8 +167,13 @@ def _kernel_sum(image, base, W, kernel):
 
 
 @njit(**_NJIT)
-def _add_tree(images, first, last, W, w, rows, cols, offsets, mean, inv_std, x_float32, left, right, feature, bias,
-              indptr, indices, data, dense, kernels, const, err_p, err_q, magnitude, values, sums):
+def _add_tree(scorer, packed, first, last):
+    """Add the leaf rows of the tree ``packed`` (a :class:`PackedTree`'s arrays, in its attribute order) to the
+    sums of images ``first..last-1``; ``scorer``: a :class:`WindowScorer`'s arrays (images, width, window size,
+    scored rows and columns, feature offsets, normalisation, image magnitudes, sums)."""
+    images, W, w, rows, cols, offsets, mean, inv_std, magnitude, sums = scorer
+    (x_float32, left, right, feature, bias, indptr, indices, data, dense, kernels, const, err_p, err_q,
+     values) = packed
     k = values.shape[1]
     h = w // 2
     for i in range(first, last):

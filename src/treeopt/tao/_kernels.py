@@ -58,12 +58,14 @@ def predict_from(X, rows, start, left, right, feature, bias, lo, hi, indices, da
 
 
 @njit(cache=True, nogil=True)
-def care_points(X, rows, y, node, left, right, feature, bias, lo, hi, indices, data, label):
+def care_points(X, rows, y, node, tree, label):
     """Theorem 3.2: among the points ``rows`` reaching internal ``node``, the "care" points (exactly one child
-    subtree classifies them correctly) and their target child (True = right).
+    subtree classifies them correctly) and their target child (True = right). ``tree``: the flat arrays
+    ``(left, right, feature, bias, lo, hi, indices, data)`` (``_Work.arrays()``), ``label`` the leaves' classes.
 
     Returns (care mask over rows, target_right over rows, current go_right over rows).
     """
+    left, right, feature, bias, lo, hi, indices, data = tree
     m = rows.shape[0]
     care = np.zeros(m, dtype=np.bool_)
     target = np.zeros(m, dtype=np.bool_)

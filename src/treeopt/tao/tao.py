@@ -566,7 +566,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         if is_leaf:  # exact: majority vote over the leaf's points
             best, _ = K.majority(y, rows, k, work.label[node])
             return ("leaf", node, best, 0.0)
-        care, target, cur = K.care_points(X, rows, y, node, *arrays, work.label)
+        care, target, cur = K.care_points(X, rows, y, node, arrays, work.label)
         if not care.any():
             return ("no_care", node, 0.0)
         cidx = rows[care]

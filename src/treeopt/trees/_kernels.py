@@ -108,8 +108,9 @@ def node_depths(left, right):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def forest_accumulate(X, roots, left, right, feature, bias, indptr, indices, data, leaf_values, first, last, out):
-    """Add the leaf rows of trees ``first..last-1`` of a packed forest to ``out`` (n, k), for every row of X.
+def forest_accumulate(X, forest, first, last, out):
+    """Add the leaf rows of trees ``first..last-1`` of a packed forest to ``out`` (n, k), for every row of X;
+    ``forest`` is ``(roots, left, right, feature, bias, indptr, indices, data, leaf_values)``.
 
     A packed forest concatenates its trees' node arrays (node ids already offset, ``roots[t]`` the root of
     tree t; one CSR over all nodes) and stores per node a probability row of the forest's k classes, so
@@ -117,6 +118,7 @@ def forest_accumulate(X, roots, left, right, feature, bias, indptr, indices, dat
     processed in blocks (in parallel); within a block tree by tree, so one tree's nodes stay in cache while
     the block's rows go through it. Routing arithmetic is ``_goes_right``'s, as in ``apply_dense``.
     """
+    roots, left, right, feature, bias, indptr, indices, data, leaf_values = forest
     n = X.shape[0]
     k = leaf_values.shape[1]
     block = 128
