@@ -56,8 +56,25 @@ def test_the_committed_scorecard_is_the_generated_one(profile):
         assert committed.loc[scored, column].to_numpy() == pytest.approx(fresh.loc[scored, column].to_numpy(),
                                                                          nan_ok=True, rel=1e-5), column
     assert list(committed.loc[scored, "status"]) == list(fresh.loc[scored, "status"])
+    assert list(committed["paper_source"]) == list(fresh["paper_source"])
     assert (PROFILES[profile] / "scorecard.md").read_text().count("\n| ") == len(committed) + len(
         set(committed["paper"]))  # one line per number, plus each paper's header row
+
+
+def test_every_row_names_where_its_paper_value_is_printed():
+    """The paper and its table or figure; the TAO fixed-depth numbers, which none of the four papers prints, name
+    the later comparison they are taken from (DTSemNet, ECAI 2024, Table 3) and say they are not the papers'."""
+    card = _card("paper")
+    assert card["paper_source"].str.strip().str.len().gt(0).all()
+    fixed_depth = card["table"] == "tao_fixed_depth"
+    assert fixed_depth.sum() == 14  # TAO and CART on 7 data sets
+    assert card.loc[fixed_depth, "paper_source"].str.startswith("not in the four papers: DTSemNet").all()
+    assert card.loc[fixed_depth, "paper_source"].str.contains("ECAI 2024), Table 3", regex=False).all()
+    assert not card.loc[~fixed_depth, "paper_source"].str.contains("not in the four papers").any()
+    assert set(card.loc[card["table"] == "co2_table1", "paper_source"]) == {"CO2 Forest paper, Table I"}
+    assert set(card.loc[card["table"] == "rgf_fig15_time", "paper_source"]) == {"RGF paper, Fig. 15"}
+    markdown = (REPO / "results/paper/scorecard.md").read_text()
+    assert "| 81.21 | not in the four papers: DTSemNet" in markdown  # Connect-4 depth 8, TAO
 
 
 def test_a_changed_table_changes_the_scorecard(tmp_path):
