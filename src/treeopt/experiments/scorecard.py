@@ -10,10 +10,11 @@ figure, or the later source for numbers none of the four papers prints). The row
   with the status "not run yet", or "data not available offline" when a data set would have to be downloaded.
 
 Status of a number we have: ``within tolerance`` when |ours − paper| ≤ the tolerance, else ``better`` or
-``worse`` by the metric's direction. The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the
-paper's value read as a loss (an error, 100 − an accuracy or Jaccard, a time ratio), two standard deviations of
-ours over seeds (the spread a single run of the paper's could show), and half a unit of the paper's last printed
-digit.
+``worse`` by the metric's direction; ``not like for like`` when ours is not measured as the paper's number was (a
+caveat defined beside the paper value in :mod:`~treeopt.experiments.paper_values`, shown in the ``note`` column).
+The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the paper's value read as a loss (an error,
+100 − an accuracy or Jaccard, a time ratio), two standard deviations of ours over seeds (the spread a single run of
+the paper's could show), and half a unit of the paper's last printed digit.
 
     python -m treeopt.experiments scorecard [--set profile=paper] [--out DIR]
 
@@ -32,10 +33,11 @@ from . import paper_values
 from .plan import output_dirs
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
+NOT_LIKE = "not like for like"
 NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"
-STATUSES = (WITHIN, BETTER, WORSE, NOT_RUN, OFFLINE, NO_VALUE)
+STATUSES = (WITHIN, BETTER, WORSE, NOT_LIKE, NOT_RUN, OFFLINE, NO_VALUE)
 COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "paper_source", "ours",
-           "ours_std", "n_seeds", "difference", "tolerance", "status", "source", "runs", "profile"]
+           "ours_std", "n_seeds", "difference", "tolerance", "status", "note", "source", "runs", "profile"]
 
 DATASET_NAMES = {
     "letter": "Letter", "satimage": "SatImage", "connect4": "Connect-4", "usps": "USPS", "pendigits": "Pendigits",
@@ -67,6 +69,11 @@ class Scored:
     source: str  # where the paper values are printed, e.g. "CO2 Forest paper, Table I" (paper_values.*_SOURCE)
     rel_tol: float = 0.05
     setting: str = ""  # format of the setting, e.g. "{n_trees} trees"
+    caveat: object = None  # (dataset, method, *keys) -> why ours is not measured as the paper's, or None
+
+    def note(self, dataset, method, keys):
+        """The caveat of one paper number ("" without one)."""
+        return (self.caveat(dataset, method, *keys) if self.caveat else None) or ""
 
     def label(self, row):
         setting = self.setting.format(**{k: _fmt(row[k]) for k in self.keys})
@@ -92,7 +99,7 @@ SCORED = {
     "rgf_fig15_time": Scored("rgf", "RGF Fig. 15 (RGF/GBDT time)", "ratio", (),
                              lambda dataset, method: paper_values.rgf_fig15(dataset) and
                              paper_values.rgf_fig15(dataset)[2], False, source=paper_values.RGF_FIG15_SOURCE,
-                             rel_tol=0.25),
+                             rel_tol=0.25, caveat=paper_values.rgf_fig15_caveat),
 }
 
 
@@ -104,9 +111,13 @@ def tolerance(spec, paper, std=None, n_seeds=1):
     return max(spec.rel_tol * abs(loss), spread, 0.5 * 10 ** -digits)
 
 
-def status(spec, paper, ours, tol):
+def status(spec, paper, ours, tol, note=""):
+    """Status of our number against the paper's; with a caveat (``note``) neither better nor worse: not like for
+    like, since ours was not measured as the paper's was."""
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return NO_VALUE
+    if note:
+        return NOT_LIKE
     diff = ours - paper
     if abs(diff) <= tol:
         return WITHIN
@@ -183,13 +194,15 @@ def table_rows(table, frame, source, spec=None):
         std = float(std_raw) if std_raw is not None and pd.notna(std_raw) else float("nan")
         n_seeds = int(row["n_seeds"]) if pd.notna(row.get("n_seeds")) else 0
         tol = tolerance(spec, paper, std, n_seeds)
+        method = row["method"] if isinstance(row["method"], str) else ""
+        note = spec.note(row["dataset"], method, [row[k] for k in spec.keys])
         rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": row["dataset"],
-                     "method": row["method"] if isinstance(row["method"], str) else "",
-                     "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys), "metric": spec.value,
+                     "method": method, "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys),
+                     "metric": spec.value,
                      "paper_value": paper, "paper_source": spec.source, "ours": ours, "ours_std": std,
                      "n_seeds": n_seeds,
-                     "difference": ours - paper, "tolerance": tol, "status": status(spec, paper, ours, tol),
-                     "source": source})
+                     "difference": ours - paper, "tolerance": tol, "status": status(spec, paper, ours, tol, note),
+                     "note": note, "source": source})
     return rows
 
 
@@ -231,7 +244,8 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
                      "metric": spec.value, "paper_value": paper, "paper_source": spec.source,
                      "ours": float("nan"), "ours_std": float("nan"),
                      "n_seeds": 0, "difference": float("nan"), "tolerance": float("nan"),
-                     "status": OFFLINE if offline else NOT_RUN, "source": source, "runs": _brace(dirs)})
+                     "status": OFFLINE if offline else NOT_RUN, "note": spec.note(dataset, method, keys),
+                     "source": source, "runs": _brace(dirs)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["profile"] = profile
     frame["runs"] = frame["runs"].astype(object).fillna("")
@@ -289,20 +303,22 @@ def to_markdown(card, *, profile, command):
              "Ours: mean ± std over seeds (n). Difference: ours − paper. Status: "
              "within tolerance when |difference| ≤ the largest of 5% of the paper's value read as a loss (an "
              "error, 100 − an accuracy or Jaccard; 25% for time ratios), two standard deviations of ours and half a "
-             "unit of the paper's last digit; otherwise better or worse.", ""]
+             "unit of the paper's last digit; otherwise better or worse; not like for like when ours is not measured "
+             "as the paper's number was (the note says how it differs; a note on a row not run yet says how it will "
+             "differ).", ""]
     counts = card["status"].value_counts()
     lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card)} "
                  "paper numbers).")
     for paper, rows in card.groupby("paper", sort=False):
         lines += ["", f"## {PAPERS.get(paper, paper)}", "",
-                  "| paper item | paper | paper source | ours | n | difference | status | our table (runs) |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| paper item | paper | paper source | ours | n | difference | status | note | our table (runs) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for _, r in rows.iterrows():
             diff = "–" if math.isnan(r["difference"]) else f"{r['difference']:+.2f}"
             source = f"`{r['source']}`" + (f" ({r['runs']})" if r["runs"] else "")
             lines.append(f"| {r['item']} ({_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
                          f"{r['paper_source']} | {_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | "
-                         f"{diff} | {r['status']} | {source} |")
+                         f"{diff} | {r['status']} | {r['note']} | {source} |")
     return "\n".join(lines) + "\n"
 
 
