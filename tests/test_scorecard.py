@@ -9,7 +9,7 @@ import pytest
 
 from treeopt.experiments.config import load_config
 from treeopt.experiments.plan import build_plan
-from treeopt.experiments.scorecard import (BETTER, NOT_RUN, NO_VALUE, OFFLINE, SCORED, WITHIN, WORSE,
+from treeopt.experiments.scorecard import (BETTER, NOT_LIKE, NOT_RUN, NO_VALUE, OFFLINE, SCORED, WITHIN, WORSE,
                                            build_scorecard, read_tables, scorecard_for, status, tolerance)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ def test_every_paper_value_of_every_table_is_in_the_scorecard(profile):
             ours = row[spec.value]
             assert any((math.isnan(o) and pd.isna(ours)) or o == pytest.approx(ours) for o in hit["ours"])
     assert (card["ours"].notna() | card["status"].isin([NOT_RUN, OFFLINE, NO_VALUE])).all()
-    assert len(card[card["status"].isin([WITHIN, BETTER, WORSE, NO_VALUE])]) == n_values
+    assert len(card[card["status"].isin([WITHIN, BETTER, WORSE, NOT_LIKE, NO_VALUE])]) == n_values
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
@@ -56,8 +56,25 @@ def test_the_committed_scorecard_is_the_generated_one(profile):
         assert committed.loc[scored, column].to_numpy() == pytest.approx(fresh.loc[scored, column].to_numpy(),
                                                                          nan_ok=True, rel=1e-5), column
     assert list(committed.loc[scored, "status"]) == list(fresh.loc[scored, "status"])
+    assert list(committed["paper_source"]) == list(fresh["paper_source"])
     assert (PROFILES[profile] / "scorecard.md").read_text().count("\n| ") == len(committed) + len(
         set(committed["paper"]))  # one line per number, plus each paper's header row
+
+
+def test_every_row_names_where_its_paper_value_is_printed():
+    """The paper and its table or figure; the TAO fixed-depth numbers, which none of the four papers prints, name
+    the later comparison they are taken from (DTSemNet, ECAI 2024, Table 3) and say they are not the papers'."""
+    card = _card("paper")
+    assert card["paper_source"].str.strip().str.len().gt(0).all()
+    fixed_depth = card["table"] == "tao_fixed_depth"
+    assert fixed_depth.sum() == 14  # TAO and CART on 7 data sets
+    assert card.loc[fixed_depth, "paper_source"].str.startswith("not in the four papers: DTSemNet").all()
+    assert card.loc[fixed_depth, "paper_source"].str.contains("ECAI 2024), Table 3", regex=False).all()
+    assert not card.loc[~fixed_depth, "paper_source"].str.contains("not in the four papers").any()
+    assert set(card.loc[card["table"] == "co2_table1", "paper_source"]) == {"CO2 Forest paper, Table I"}
+    assert set(card.loc[card["table"] == "rgf_fig15_time", "paper_source"]) == {"RGF paper, Fig. 15"}
+    markdown = (REPO / "results/paper/scorecard.md").read_text()
+    assert "| 81.21 | not in the four papers: DTSemNet" in markdown  # Connect-4 depth 8, TAO
 
 
 def test_a_changed_table_changes_the_scorecard(tmp_path):
@@ -98,6 +115,26 @@ def test_status_follows_the_metric_direction_and_the_tolerance():
     assert tol == pytest.approx(0.5)
     assert status(accuracy, 90.0, 91.0, tol) == BETTER and status(accuracy, 90.0, 89.0, tol) == WORSE
     assert status(accuracy, 90.0, float("nan"), tol) == NO_VALUE
+    assert status(accuracy, 90.0, 95.0, tol, note="measured otherwise") == NOT_LIKE  # neither better nor worse
+    assert status(accuracy, 90.0, float("nan"), tol, note="measured otherwise") == NO_VALUE
+
+
+def test_a_number_not_measured_as_the_papers_is_not_like_for_like():
+    """RGF Fig. 15 on Adult (ours 1.02, the paper's 1.6) was scored better; its caveat, defined beside the paper value,
+    makes it not like for like and names the reasons. Rows are judged by their caveat, not by name: a Fig. 15 row of a
+    regression set (square-loss GBDT, no caveat) is scored as before."""
+    card = _card("paper")
+    adult = card[(card["table"] == "rgf_fig15_time") & (card["dataset"] == "adult")].iloc[0]
+    assert adult["status"] == NOT_LIKE and adult["ours"] == pytest.approx(1.024, abs=1e-3)
+    for reason in ("exponential loss", "10,000 leaves, GBDT at 6,400", "2 configurations", "108 features"):
+        assert reason in adult["note"], reason
+    assert (card.loc[card["table"] != "rgf_fig15_time", "note"] == "").all()
+    assert "| not like for like | GBDT with exponential loss" in (REPO / "results/paper/scorecard.md").read_text()
+
+    frame = pd.DataFrame({"dataset": ["adult", "houses"], "ratio": [1.6, 0.5], "paper_value": [1.6, 2.2]})
+    scored = build_scorecard({"rgf_fig15_time": (frame, "results/x/rgf_fig15_time.csv")}).set_index("dataset")
+    assert scored.loc["adult", "status"] == NOT_LIKE  # even equal to the paper's number
+    assert scored.loc["houses", "status"] == BETTER and scored.loc["houses", "note"] == ""
 
 
 def test_a_table_with_paper_values_the_scorecard_does_not_know_is_an_error():

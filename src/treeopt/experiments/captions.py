@@ -71,9 +71,10 @@ CAPTIONS.update({
 })
 
 CAPTIONS["scorecard"] = (
-    "**Reproduction scorecard**: every paper number the profile's config reproduces, the paper's value beside ours "
-    "(mean and std over seeds), the difference and a status (within tolerance / better / worse / not run yet / data "
-    "not available offline), with the table and run folders it comes from. The figure plots ours against the "
+    "**Reproduction scorecard**: every paper number the profile's config reproduces, the paper's value and where it "
+    "is printed beside ours (mean and std over seeds), the difference and a status (within tolerance / better / "
+    "worse / not like for like, with a note on how ours differs / not run yet / data not available offline), with "
+    "the table and run folders it comes from. The figure plots ours against the "
     "paper's value, one panel per paper, with the line y = x. Made from the tables by "
     "``treeopt.experiments.scorecard``; the same as ``scorecard.md`` beside the tables.")
 

@@ -1,6 +1,7 @@
 """The reproduction scorecard: every paper number a profile reproduces, with ours beside it.
 
-One row per paper number. The rows come from
+One row per paper number, naming where that number is printed (``paper_source``: the paper and its table or
+figure, or the later source for numbers none of the four papers prints). The rows come from
 
 * every table of the profile that has a ``paper_value`` column (each of its rows with a paper value: ours is
   the table's value, mean and std over its seeds), and
@@ -9,10 +10,11 @@ One row per paper number. The rows come from
   with the status "not run yet", or "data not available offline" when a data set would have to be downloaded.
 
 Status of a number we have: ``within tolerance`` when |ours − paper| ≤ the tolerance, else ``better`` or
-``worse`` by the metric's direction. The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the
-paper's value read as a loss (an error, 100 − an accuracy or Jaccard, a time ratio), two standard deviations of
-ours over seeds (the spread a single run of the paper's could show), and half a unit of the paper's last printed
-digit.
+``worse`` by the metric's direction; ``not like for like`` when ours is not measured as the paper's number was (a
+caveat defined beside the paper value in :mod:`~treeopt.experiments.paper_values`, shown in the ``note`` column).
+The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the paper's value read as a loss (an error,
+100 − an accuracy or Jaccard, a time ratio), two standard deviations of ours over seeds (the spread a single run of
+the paper's could show), and half a unit of the paper's last printed digit.
 
     python -m treeopt.experiments scorecard [--set profile=paper] [--out DIR]
 
@@ -31,10 +33,11 @@ from . import paper_values
 from .plan import output_dirs
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
+NOT_LIKE = "not like for like"
 NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"
-STATUSES = (WITHIN, BETTER, WORSE, NOT_RUN, OFFLINE, NO_VALUE)
-COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "ours", "ours_std",
-           "n_seeds", "difference", "tolerance", "status", "source", "runs", "profile"]
+STATUSES = (WITHIN, BETTER, WORSE, NOT_LIKE, NOT_RUN, OFFLINE, NO_VALUE)
+COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "paper_source", "ours",
+           "ours_std", "n_seeds", "difference", "tolerance", "status", "note", "source", "runs", "profile"]
 
 DATASET_NAMES = {
     "letter": "Letter", "satimage": "SatImage", "connect4": "Connect-4", "usps": "USPS", "pendigits": "Pendigits",
@@ -63,8 +66,14 @@ class Scored:
     keys: tuple  # the table columns that name a paper number (besides dataset and method)
     lookup: object  # (dataset, method, *keys) -> paper value or None (paper_values)
     higher_is_better: bool
+    source: str  # where the paper values are printed, e.g. "CO2 Forest paper, Table I" (paper_values.*_SOURCE)
     rel_tol: float = 0.05
     setting: str = ""  # format of the setting, e.g. "{n_trees} trees"
+    caveat: object = None  # (dataset, method, *keys) -> why ours is not measured as the paper's, or None
+
+    def note(self, dataset, method, keys):
+        """The caveat of one paper number ("" without one)."""
+        return (self.caveat(dataset, method, *keys) if self.caveat else None) or ""
 
     def label(self, row):
         setting = self.setting.format(**{k: _fmt(row[k]) for k in self.keys})
@@ -80,15 +89,17 @@ def _fmt(value):
 
 SCORED = {
     "co2_table1": Scored("co2", "CO2 Table I", "test_error", ("n_trees",), paper_values.co2_table1, False,
-                         setting="{n_trees} trees"),
+                         source=paper_values.CO2_TABLE1_SOURCE, setting="{n_trees} trees"),
     "co2_table2_jaccard": Scored("co2", "CO2 Table II", "jaccard", ("n_trees",), paper_values.co2_table2, True,
-                                 setting="{n_trees} trees"),
+                                 source=paper_values.CO2_TABLE2_SOURCE, setting="{n_trees} trees"),
     "tao_fixed_depth": Scored("tao", "TAO fixed depth", "test_accuracy", ("depth",), paper_values.tao_fixed_depth,
-                              True, setting="depth {depth}"),
-    "tao_table1": Scored("tao", "TAO Table 1", "test_error", (), paper_values.tao_table1, False),
+                              True, source=paper_values.TAO_FIXED_DEPTH_SOURCE, setting="depth {depth}"),
+    "tao_table1": Scored("tao", "TAO Table 1", "test_error", (), paper_values.tao_table1, False,
+                         source=paper_values.TAO_TABLE1_SOURCE),
     "rgf_fig15_time": Scored("rgf", "RGF Fig. 15 (RGF/GBDT time)", "ratio", (),
                              lambda dataset, method: paper_values.rgf_fig15(dataset) and
-                             paper_values.rgf_fig15(dataset)[2], False, rel_tol=0.25),
+                             paper_values.rgf_fig15(dataset)[2], False, source=paper_values.RGF_FIG15_SOURCE,
+                             rel_tol=0.25, caveat=paper_values.rgf_fig15_caveat),
 }
 
 
@@ -100,9 +111,13 @@ def tolerance(spec, paper, std=None, n_seeds=1):
     return max(spec.rel_tol * abs(loss), spread, 0.5 * 10 ** -digits)
 
 
-def status(spec, paper, ours, tol):
+def status(spec, paper, ours, tol, note=""):
+    """Status of our number against the paper's; with a caveat (``note``) neither better nor worse: not like for
+    like, since ours was not measured as the paper's was."""
     if ours is None or (isinstance(ours, float) and math.isnan(ours)):
         return NO_VALUE
+    if note:
+        return NOT_LIKE
     diff = ours - paper
     if abs(diff) <= tol:
         return WITHIN
@@ -179,12 +194,15 @@ def table_rows(table, frame, source, spec=None):
         std = float(std_raw) if std_raw is not None and pd.notna(std_raw) else float("nan")
         n_seeds = int(row["n_seeds"]) if pd.notna(row.get("n_seeds")) else 0
         tol = tolerance(spec, paper, std, n_seeds)
+        method = row["method"] if isinstance(row["method"], str) else ""
+        note = spec.note(row["dataset"], method, [row[k] for k in spec.keys])
         rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": row["dataset"],
-                     "method": row["method"] if isinstance(row["method"], str) else "",
-                     "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys), "metric": spec.value,
-                     "paper_value": paper, "ours": ours, "ours_std": std, "n_seeds": n_seeds,
-                     "difference": ours - paper, "tolerance": tol, "status": status(spec, paper, ours, tol),
-                     "source": source})
+                     "method": method, "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys),
+                     "metric": spec.value,
+                     "paper_value": paper, "paper_source": spec.source, "ours": ours, "ours_std": std,
+                     "n_seeds": n_seeds,
+                     "difference": ours - paper, "tolerance": tol, "status": status(spec, paper, ours, tol, note),
+                     "note": note, "source": source})
     return rows
 
 
@@ -223,9 +241,11 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
         source = f"{output_dirs(profile)[0]}/{table}.csv"
         rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": dataset,
                      "method": method, "setting": ",".join(f"{k}={_fmt(v)}" for k, v in zip(spec.keys, keys)),
-                     "metric": spec.value, "paper_value": paper, "ours": float("nan"), "ours_std": float("nan"),
+                     "metric": spec.value, "paper_value": paper, "paper_source": spec.source,
+                     "ours": float("nan"), "ours_std": float("nan"),
                      "n_seeds": 0, "difference": float("nan"), "tolerance": float("nan"),
-                     "status": OFFLINE if offline else NOT_RUN, "source": source, "runs": _brace(dirs)})
+                     "status": OFFLINE if offline else NOT_RUN, "note": spec.note(dataset, method, keys),
+                     "source": source, "runs": _brace(dirs)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["profile"] = profile
     frame["runs"] = frame["runs"].astype(object).fillna("")
@@ -278,22 +298,27 @@ def to_markdown(card, *, profile, command):
 
     lines = [f"# Reproduction scorecard: profile `{profile}`", "",
              f"Generated by `{command}` from the profile's tables; do not edit by hand. One row per paper number "
-             "the profile's config reproduces. Ours: mean ± std over seeds (n). Difference: ours − paper. Status: "
+             "the profile's config reproduces. Paper source: the paper and table or figure that prints the number; "
+             "a number none of the four papers prints says so and names the later source it is taken from. "
+             "Ours: mean ± std over seeds (n). Difference: ours − paper. Status: "
              "within tolerance when |difference| ≤ the largest of 5% of the paper's value read as a loss (an "
              "error, 100 − an accuracy or Jaccard; 25% for time ratios), two standard deviations of ours and half a "
-             "unit of the paper's last digit; otherwise better or worse.", ""]
+             "unit of the paper's last digit; otherwise better or worse; not like for like when ours is not measured "
+             "as the paper's number was (the note says how it differs; a note on a row not run yet says how it will "
+             "differ).", ""]
     counts = card["status"].value_counts()
     lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card)} "
                  "paper numbers).")
     for paper, rows in card.groupby("paper", sort=False):
         lines += ["", f"## {PAPERS.get(paper, paper)}", "",
-                  "| paper item | paper | ours | n | difference | status | source |", "|---|---|---|---|---|---|---|"]
+                  "| paper item | paper | paper source | ours | n | difference | status | note | our table (runs) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for _, r in rows.iterrows():
             diff = "–" if math.isnan(r["difference"]) else f"{r['difference']:+.2f}"
             source = f"`{r['source']}`" + (f" ({r['runs']})" if r["runs"] else "")
             lines.append(f"| {r['item']} ({_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
-                         f"{_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | {diff} | {r['status']} | "
-                         f"{source} |")
+                         f"{r['paper_source']} | {_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | "
+                         f"{diff} | {r['status']} | {r['note']} | {source} |")
     return "\n".join(lines) + "\n"
 
 
@@ -328,9 +353,9 @@ def scorecard_for(config, tables_dir=None, figures_dir=None, *, command="python 
 def report_intro(template, config, out_dir=".snakemake/treeopt"):
     """The HTML report's opening text (Snakemake's ``report:``) with the scorecard table in it, so the report
     opens on the scorecard: ``template`` (``workflow/report/workflow.rst``) followed by the active profile's
-    ``scorecard.csv`` as an RST table (paper item, paper value, ours with std and seeds, status). Written to
-    ``out_dir/report_intro.rst`` and that path returned; ``template`` itself when the profile has no scorecard
-    yet (a run before the first ``snakemake``, or one that made no paper table)."""
+    ``scorecard.csv`` as an RST table (paper item, paper value and its source, ours with std and seeds, status).
+    Written to ``out_dir/report_intro.rst`` and that path returned; ``template`` itself when the profile has no
+    scorecard yet (a run before the first ``snakemake``, or one that made no paper table)."""
     import csv
     import io
 
@@ -342,6 +367,8 @@ def report_intro(template, config, out_dir=".snakemake/treeopt"):
         card = pd.read_csv(scorecard)
     except (OSError, ValueError, pd.errors.ParserError):
         return str(template)
+    if "paper_source" not in card:  # a scorecard written before the column existed: the report still opens
+        card["paper_source"] = ""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     for row in card.itertuples():
@@ -350,7 +377,7 @@ def report_intro(template, config, out_dir=".snakemake/treeopt"):
             ours += f" ± {_fmt(round(float(row.ours_std), 4))}"
         if ours:
             ours += f" ({int(row.n_seeds)} seed{'s' if int(row.n_seeds) != 1 else ''})"
-        writer.writerow([row.item, _fmt(row.paper_value), ours, row.status])
+        writer.writerow([row.item, _fmt(row.paper_value), row.paper_source, ours, row.status])
     counts = card["status"].value_counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts)
     table = "\n".join("   " + line for line in buffer.getvalue().splitlines())
@@ -364,8 +391,8 @@ Markdown version).
 
 {{% raw %}}
 .. csv-table::
-   :header: "paper item", "paper", "ours (mean ± std over seeds)", "status"
-   :widths: 60, 10, 20, 10
+   :header: "paper item", "paper", "paper source", "ours (mean ± std over seeds)", "status"
+   :widths: 40, 8, 30, 14, 8
 
 {table}
 {{% endraw %}}
