@@ -93,3 +93,32 @@ def test_no_learner_or_data_module_imports_the_experiment_layer():
     offenders = [(name, target) for name, targets in import_graph().items() if name.startswith(LOWER)
                  for target in targets if target.startswith("treeopt.experiments")]
     assert offenders == []
+
+
+def test_the_plots_draw_tables_without_the_experiment_layer():
+    """``treeopt.plots`` draws a figure from a table; the experiment layer picks and saves figures
+    (``treeopt.experiments.figures``), so the import goes one way only."""
+    offenders = [(name, target) for name, targets in import_graph().items() if name.startswith("treeopt.plots")
+                 for target in targets if target.startswith("treeopt.experiments")]
+    assert offenders == []
+
+
+def private_imports_across_packages(graph):
+    """``(module, target)`` pairs where a module imports a private module (``_name``) of another treeopt package."""
+    found = []
+    for name, targets in graph.items():
+        package = name.split(".")[1] if name.count(".") else ""
+        for target in targets:
+            parts = target.split(".")
+            if len(parts) >= 3 and parts[1] != package and any(part.startswith("_") for part in parts[2:]):
+                found.append((name, target))
+    return sorted(found)
+
+
+def test_no_package_reaches_into_another_packages_private_modules():
+    """Learners share kernels through public modules (``treeopt.greedy.sgd``, ``treeopt.greedy.co2``,
+    ``treeopt.trees``), so a private module can change without breaking another package."""
+    assert private_imports_across_packages({"treeopt.nongreedy._sgd": {"treeopt.greedy._co2_sgd"},
+                                            "treeopt.greedy.co2": {"treeopt.greedy._co2_grow"}}) == [
+        ("treeopt.nongreedy._sgd", "treeopt.greedy._co2_sgd")]
+    assert private_imports_across_packages(import_graph()) == []

@@ -2,9 +2,17 @@
 
 import logging
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+# max_features of every learner that samples features per node (trees, forests, segmentation forests): a count, a
+# fraction, "sqrt", "log2" or None (all), as scikit-learn's
+MAX_FEATURES_CONSTRAINT = [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"),
+                           StrOptions({"sqrt", "log2"}), None]
 
 
 def validate_features(estimator, X, *, reset):

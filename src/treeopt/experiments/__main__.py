@@ -94,7 +94,7 @@ def copy_run_records(run_dirs, out):
 def _report(args):
     from pathlib import Path
 
-    from ..plots.render import render_figure
+    from .figures import render_figure
     from .paper_values import dataset_links, linked
     from .reports import FIGURES, TABLES
     from .tables import load_runs, write_table

@@ -92,7 +92,7 @@ def table(*, log, name, runs, output, paper_links=None):
 
 def figure(*, log, name, table, out_dir, dataset, profile):
     """Draw one report figure (PNG + PDF) from its table."""
-    from treeopt.plots.render import render_figure
+    from treeopt.experiments.figures import render_figure
 
     with logged([log]):
         render_figure(name, table, out_dir, datasets=[dataset] if dataset else None, profile=profile)

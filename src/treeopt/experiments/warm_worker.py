@@ -44,8 +44,8 @@ START_TIMEOUT_SECONDS = 60.0
 # methods registry's factories, which import lazily, so they are named here)
 PRELOAD = ("treeopt.experiments.jobs", "treeopt.experiments.runner", "treeopt.experiments.selection",
            "treeopt.experiments.methods", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
-           "treeopt.forest", "treeopt.trees", "treeopt.data", "treeopt.plots.render", "sklearn.tree", "sklearn.ensemble",
-           "sklearn.linear_model", "scipy.sparse", "pandas", "yaml")
+           "treeopt.forest", "treeopt.trees", "treeopt.data", "treeopt.experiments.figures", "sklearn.tree",
+           "sklearn.ensemble", "sklearn.linear_model", "scipy.sparse", "pandas", "yaml")
 # environment read when those modules are imported (or by the OpenMP / BLAS runtimes they load): a server made
 # under other values is another server
 _KEY_ENV_PREFIXES = ("NUMBA_", "OMP_", "MKL_", "OPENBLAS_", "VECLIB_", "BLIS_", "NUMEXPR_", "PYTHON", "TREEOPT_",

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
-from ..trees._kernels import forest_accumulate
+from ..trees import forest_accumulate
 from ._ordered import ordered_map
 from ._predict import dense_oblique_rows_of_trees, forest_accumulate_dense
 from ._progress import TreeProgress

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import _fit_context
 
 from ..base import encode_classes, note_kernel_compile, validate_training_data
-from ..greedy._co2_grow import feature_order_rows, grow_co2_tree
+from ..greedy.co2 import feature_order_rows, grow_co2_tree
 from ..greedy.co2 import CO2TreeClassifier
 from ._ordered import ordered_map
 from ._progress import TreeProgress

@@ -7,18 +7,16 @@ returning the ``find_split`` callback; fitting, seeding and prediction live here
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from ..base import TreeClassifierMixin, encode_classes, validate_training_data
+from ..base import MAX_FEATURES_CONSTRAINT, TreeClassifierMixin, encode_classes, validate_training_data  # noqa: F401
 from ._grow import grow_tree
 
-MAX_FEATURES_CONSTRAINT = [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"),
-                           StrOptions({"sqrt", "log2"}), None]
 GROWTH_CONSTRAINTS = {
     "max_depth": [Interval(Integral, 1, None, closed="left"), None],
     "min_samples_split": [Interval(Integral, 2, None, closed="left")],

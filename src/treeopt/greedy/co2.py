@@ -50,7 +50,8 @@ from sklearn.utils import check_random_state
 
 from ..base import encode_classes, note_kernel_compile, validate_training_data
 from ..trees import Tree
-from ._co2_grow import FALLBACK_CODES, STANDARDIZE_CODES, UNLIMITED_DEPTH, feature_order, grow_co2_tree, node_csr
+from ._co2_grow import (FALLBACK_CODES, STANDARDIZE_CODES, UNLIMITED_DEPTH, feature_order, feature_order_rows,  # noqa: F401
+                        grow_co2_tree, node_csr)  # feature_order_rows, grow_co2_tree: for treeopt.forest.co2
 from ._co2_sgd import co2_stump_sgd
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 

@@ -49,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..greedy._co2_sgd import _shuffle
+from ..greedy.sgd import shuffle as _shuffle
 
 _NJIT = dict(cache=True, nogil=True)
 

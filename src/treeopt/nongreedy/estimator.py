@@ -57,7 +57,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import TreeClassifierMixin, encode_classes, validate_features, validate_training_data
-from ..greedy._co2_sgd import next_learning_rate
+from ..greedy.sgd import next_learning_rate
 from ..greedy.co2 import OSCILLATION_PATIENCE
 from ..trees import OBLIQUE, Tree
 from . import _init, _sgd

@@ -39,7 +39,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..forest.bagging import blocked_sum, tree_range, tree_seeds
-from ..greedy._estimator import MAX_FEATURES_CONSTRAINT
+from ..base import MAX_FEATURES_CONSTRAINT
 from ..trees import Tree
 from .scoring import PackedTree, WindowScorer
 from .windows import (IGNORE, class_counts, class_pools, confusion, extract_windows, jaccard_from_confusion, n_valid,

@@ -1,11 +1,13 @@
-"""Draw a registered figure from its table CSV and save PNG + PDF."""
+"""Draw a registered figure from its table CSV and save PNG + PDF (the experiment layer's side of the figures: the
+registry in :mod:`treeopt.experiments.reports` names each figure's drawing function in :mod:`treeopt.plots`, which
+draws from a table and imports nothing of the experiment layer)."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from ..experiments.reports import FIGURES
-from .style import save
+from ..plots.style import save
+from .reports import FIGURES
 
 
 def render_figure(name, table_csv, out_dir, *, datasets=None, profile="default"):

@@ -1,0 +1,33 @@
+"""Shape rules of the library code (issue #40): kernels take grouped arguments (named tuples of arrays and settings,
+as ``greedy/_co2_sgd.py`` does), so no function outside an estimator's ``__init__`` takes more than 12 positional
+arguments."""
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "treeopt"
+MAX_POSITIONAL = 12
+
+
+def _positional(node):
+    args = [*node.args.posonlyargs, *node.args.args]
+    if args and args[0].arg in ("self", "cls"):
+        args = args[1:]
+    return len(args)
+
+
+def test_no_function_takes_more_than_12_positional_arguments():
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "__init__":
+                if _positional(node) > MAX_POSITIONAL:
+                    offenders.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name} ({_positional(node)})")
+    assert not offenders, "group the arguments (see greedy/_co2_sgd.py): " + ", ".join(offenders)
+
+
+def test_the_rule_sees_a_long_signature():
+    """The check counts positional parameters (not self), so a 13-argument function is caught."""
+    tree = ast.parse("def f(a, b, c, d, e, f, g, h, i, j, k, l, m): pass\nclass C:\n    def g(self, a): pass")
+    counts = [_positional(n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    assert sorted(counts) == [1, 13]
