@@ -15,7 +15,7 @@ from treeopt.experiments.config import load_config
 from treeopt.experiments.methods import make_estimator
 from treeopt.experiments.reports import FIGURES, table_of
 from treeopt.experiments.runner import run
-from treeopt.experiments.sgd_timing import SGDTimingClassifier
+from treeopt.nongreedy.timing import SGDTimingClassifier
 from treeopt.plots import nongreedy as ng_plots
 
 

@@ -188,7 +188,7 @@ register("cart_gini", "sklearn.tree:DecisionTreeClassifier", "classification", f
 register("nongreedy_tree", "treeopt.nongreedy:NonGreedyTreeClassifier", "classification")
 register("nongreedy_tree_reg", "treeopt.nongreedy:NonGreedyTreeRegressor", "regression")
 # Fig. 4: seconds for 1000 epochs of SGD with exact and fast loss-augmented inference (a timing, no model kept).
-register("nongreedy_sgd_timing", "treeopt.experiments.sgd_timing:SGDTimingClassifier", "classification",
+register("nongreedy_sgd_timing", "treeopt.nongreedy.timing:SGDTimingClassifier", "classification",
          save_model=False)
 # Not in any paper: the provably optimal axis-aligned tree of bounded depth (STreeD, NeurIPS 2023, via pystreed) over
 # quantile and CART thresholds, the reference line for CART, TAO, CO2 and non-greedy trees (docs/optimal.md).

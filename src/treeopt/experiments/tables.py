@@ -125,10 +125,10 @@ def nongreedy_fig4_runtime(runs):
     loss-augmented inference against depth (runs of ``nongreedy_sgd_timing``), ``speedup`` = exact / fast of
     the means over seeds; ``exact_cpu_seconds``, ``fast_cpu_seconds`` and ``cpu_speedup`` the same in CPU time;
     ``timed_epochs`` and ``timed_samples`` say what was measured to estimate them."""
-    from .sgd_timing import cpu_share
+    from ..nongreedy.timing import cpu_share
 
     cpu = {}
-    for v in ("exact", "fast"):  # wall estimate x the CPU share of the timed fit (sgd_timing.py)
+    for v in ("exact", "fast"):  # wall estimate x the CPU share of the timed fit (treeopt.nongreedy.timing)
         if f"tree_{v}_fit_cpu_seconds" in runs:
             share = [cpu_share(c, w) for c, w in zip(runs[f"tree_{v}_fit_cpu_seconds"],
                                                      runs[f"tree_{v}_fit_wall_seconds"])]

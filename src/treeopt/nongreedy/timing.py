@@ -92,7 +92,7 @@ class SGDTimingClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _model(self, inference, epochs, init, seed):
-        from ..nongreedy import NonGreedyTreeClassifier
+        from .estimator import NonGreedyTreeClassifier
 
         # n_iter_no_change > epochs: the early stop never cuts a timed fit short
         return NonGreedyTreeClassifier(max_depth=self.max_depth, nu=self.nu, learning_rate=self.learning_rate,
