@@ -120,3 +120,26 @@ def test_a_block_of_another_run_is_refused(tmp_path, faces_split):
     with pytest.raises(BlockError, match="another run"):
         run(tmp_path / "merged", block_trees=2, blocks=[first, other], seed=0, **kwargs)
     assert not (tmp_path / "merged").exists()
+
+
+def test_a_damaged_block_is_refused_and_an_interrupted_block_leaves_nothing(tmp_path, faces_split, monkeypatch):
+    split_path, _ = faces_split
+    params = {**COMMON, "n_estimators": 4}
+    kwargs = dict(dataset="faces", method="seg_rf", params=params, split_path=split_path, fit_on="train", seed=0)
+    dirs = [tmp_path / "trees0-2", tmp_path / "trees2-4"]
+    for path, trees in zip(dirs, (range(0, 2), range(2, 4))):
+        run_block(path, trees=trees, block_trees=2, **kwargs)
+    sums = dirs[1] / "sums.npz"
+    sums.write_bytes(sums.read_bytes()[:100])  # cut short, as by a full disk
+    with pytest.raises(BlockError, match="sums.npz.*not readable"):
+        run(tmp_path / "merged", block_trees=2, blocks=dirs, **kwargs)
+    assert not (tmp_path / "merged").exists()
+
+    def interrupted(self, X, y, trees):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ForestSegmenter, "fit_trees", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_block(tmp_path / "late" / "trees0-2", trees=range(0, 2), block_trees=2, **kwargs)
+    assert not (tmp_path / "late" / "trees0-2").exists()
+    assert not [p for p in (tmp_path / "late").iterdir()]  # no temporary left either

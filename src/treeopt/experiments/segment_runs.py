@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+import zipfile
 
 import numpy as np
 
@@ -262,14 +263,17 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log):
         first, stop = record["trees"]
         for part, by_size in record.get("scores", {}).items():
             scores[part].update({int(m): v for m, v in by_size.items()})
-        with np.load(path / "sums.npz", allow_pickle=False) as sums:
+        with _open_sums(path) as sums:
             for part, (images, truth) in parts.items():
                 if not images.shape[0]:
                     continue
                 key = f"{part}_sum"
                 if key not in sums.files:
                     raise BlockError(f"{path}/sums.npz: no {key}")
-                block_sum = sums[key]
+                try:
+                    block_sum = sums[key]
+                except (OSError, ValueError, zipfile.BadZipFile) as exc:
+                    raise BlockError(f"{path}/sums.npz: {key} is not readable ({exc}); rerun the block") from None
                 if part in done and block_sum.shape != done[part].shape:
                     raise BlockError(f"{path}/sums.npz: {key} has shape {block_sum.shape}, the other blocks' "
                                      f"{done[part].shape}")
@@ -295,3 +299,11 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log):
         if missing:
             raise BlockError(f"the blocks give no {part} scores for forest sizes {missing}")
     return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves)
+
+
+def _open_sums(path):
+    """The block's ``sums.npz``, or a :class:`BlockError` naming it when it cannot be read (a damaged file)."""
+    try:
+        return np.load(path / "sums.npz", allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise BlockError(f"{path}/sums.npz: not readable ({exc}); rerun the block") from None
