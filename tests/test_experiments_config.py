@@ -153,3 +153,44 @@ def test_a_typo_in_another_profile_does_not_block_this_one():
     config["profile"] = "paper"
     message = error_of(config)
     assert "unknown key 'sweeps'" in message
+
+
+def test_a_typo_inside_a_yaml_anchor_is_reported_once_at_the_anchors_line(tmp_path):
+    """The paper profile reuses one methods block (&tao_fixed_methods) in four experiments: a typo in it is one
+    problem, at the line to edit, naming the anchor, not four problems at four aliases."""
+    import warnings
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "config.yaml").read_text()
+    anchor = "        methods: &tao_fixed_methods\n          cart: {}\n          tao_oblique:"
+    assert anchor in text
+    bad = text.replace(anchor, anchor.replace("tao_oblique:", "tao_obliqe:"), 1)
+    (tmp_path / "config.yaml").write_text(bad)
+    (tmp_path / "workflow" / "schemas").mkdir(parents=True)
+    (tmp_path / "workflow" / "schemas" / "config.schema.yaml").write_text(
+        (repo / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    line = next(i for i, text in enumerate(bad.splitlines(), 1) if text.startswith("          tao_obliqe:"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ConfigError) as info:
+            load_config(tmp_path / "config.yaml", ["profile=paper"])
+    problems = [p for p in str(info.value).splitlines()[1:] if "tao_obliqe" in p]
+    assert len(problems) == 1, problems
+    assert f"(config.yaml line {line}, inside the anchor &tao_fixed_methods;" in problems[0]
+    assert "did you mean 'tao_oblique'" in problems[0] and "tao_fixed_depth_d8" in problems[0]
+
+
+def test_problem_lines_name_the_line_of_their_key():
+    from treeopt.experiments.config_lines import annotate
+
+    text = "profiles:\n  mine:\n    seeds: [0]\n    experiments:\n      e1: {methods: &m {cartt: {}}}\n" \
+           "      e2: {methods: *m}\n"
+    got = annotate(["profiles.mine.seeds: bad seeds",
+                    "profiles.mine.experiments.e1.methods.cartt: unknown method 'cartt'",
+                    "profiles.mine.experiments.e2.methods.cartt: unknown method 'cartt'",
+                    "somewhere else: not a path"], text)
+    assert got[0] == "profiles.mine.seeds (config.yaml line 3): bad seeds"
+    assert got[1].startswith("profiles.mine.experiments.e1.methods.cartt (config.yaml line 5, inside the anchor &m;")
+    assert "also reached as profiles.mine.experiments.e2.methods.cartt" in got[1]
+    assert got[2:] == ["somewhere else: not a path"]

@@ -18,7 +18,7 @@ from treeopt.trees import load_trees
 TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions")
 FORESTS = [
     ("co2_forest", {"n_estimators": 10, "nu": 1.0, "learning_rate": 0.03, "max_features": 3}),
-    ("oc1_forest", {"n_estimators": 10, "n_restarts": 2, "max_features": 3}),
+    ("oc1_forest", {"n_estimators": 10, "n_restarts": 2, "max_features": "p^0.5"}),  # p^a needs the data's p
 ]
 STAGES = {"n_estimators": [1, 2, 3, 4, 5, 8, 10, 100]}
 

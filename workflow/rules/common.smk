@@ -19,8 +19,11 @@ min_version("8.0")
 
 # Our own check first: it names a misspelt key plainly ("unknown key 'profil' ... did you mean 'profile'?")
 # and also checks method, report and hyper-parameter names; then Snakemake's validate on the same schema.
+# the config file's text lets each problem name its line (and a typo inside a YAML anchor its anchor, once)
+_config_files = [Path(f) for f in getattr(workflow, "configfiles", []) if Path(f).is_file()]
+_config_source = (_config_files[-1].read_text(), _config_files[-1].name) if _config_files else None
 try:
-    validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+    validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", source=_config_source)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 # (Snakemake's check sees the active profile only: problems of the others are warnings above, not errors)

@@ -73,7 +73,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
     """
     from . import runner as _runner
-    from .methods import get_method, make_estimator
+    from .methods import get_method
 
     trees = range(*trees) if not isinstance(trees, range) else trees
     params, inherited = _runner.resolve_inherited(params, inherit)
@@ -90,7 +90,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
         record = {
             "dataset": dataset, "method": method, "params": _runner._plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "split_sha256": _runner._sha256(split_path),
-            "n_estimators": getattr(make_estimator(method, params, seed), "n_estimators", None),  # checked below
+            "n_estimators": None,  # the estimator's, below (made with the data's number of features: p^a values)
             "block_trees": int(block_trees), "trees": [trees.start, trees.stop], "model": bool(keep),
         }
         if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.segment_runs)
@@ -148,7 +148,7 @@ def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_tree
     arrays.update({f"{part}_m{m}": total for part, by_m in fitted["partial"].items() for m, total in by_m.items()})
     np.savez(tmp / "sums.npz", **arrays)
     return {
-        "stages": sorted(int(m) for m in wanted if trees.start < m <= trees.stop),
+        "n_estimators": n_estimators, "stages": sorted(int(m) for m in wanted if trees.start < m <= trees.stop),
         "classes": _runner._plain(estimator.classes_.tolist()),
         "tree_stats": _runner._plain(fitted["tree_stats"]), "leaves": _runner._plain(fitted["leaves"]),
         "oblique": _runner._plain(fitted["oblique"]), "fallbacks": _runner._plain(fitted["fallbacks"]),

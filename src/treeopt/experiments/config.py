@@ -200,27 +200,45 @@ def check_semantics(config):
     return problems
 
 
-def validate_config(config, schema_path=None):
+def validate_config(config, schema_path=None, *, source=None):
     """Schema plus cross-checks; ConfigError listing every problem of the data sets and of the active profile.
     Returns ``config`` (defaults filled, exponent spellings in the profiles read as numbers).
 
     Problems inside *other* profiles do not stop this one (a typo in ``paper`` must not block
-    ``--set profile=heldout``): they are given as a :class:`ConfigWarning`, naming the profile."""
+    ``--set profile=heldout``): they are given as a :class:`ConfigWarning`, naming the profile.
+
+    ``source`` ``(text, file name)`` of the config file: each problem then names its line, and a problem inside a
+    YAML anchor is given once, at the anchor's text (:mod:`treeopt.experiments.config_lines`)."""
+    from .config_lines import annotate
     from .values import read_numbers
+
+    def listed(problems):
+        return "\n  ".join(annotate(problems, *source) if source else problems)
 
     if isinstance(config.get("profiles"), dict):
         read_numbers(config["profiles"])
     other = []
-    validate_schema(config, schema_path, other_profiles=other)
+    try:
+        validate_schema(config, schema_path, other_profiles=other)
+    except ConfigError as exc:
+        raise ConfigError("invalid configuration:\n  " + listed(_problem_lines(exc))) from None
     problems = check_semantics(config)
     other += [p for p in problems if _in_other_profile(p, config.get("profile"))]
     problems = [p for p in problems if not _in_other_profile(p, config.get("profile"))]
     if problems:
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+        raise ConfigError("invalid configuration:\n  " + listed(problems))
     if other:
         warnings.warn(f"profile(s) other than {config.get('profile')!r} have problems (not run now):\n  "
-                      + "\n  ".join(other), ConfigWarning, stacklevel=2)
+                      + listed(other), ConfigWarning, stacklevel=2)
     return config
+
+
+def _problem_lines(exc):
+    """The problem lines of a ConfigError raised as "invalid configuration:" and indented lines."""
+    text = str(exc)
+    head = "invalid configuration:\n"
+    return [line.strip() for line in (text[len(head):] if text.startswith(head) else text).splitlines()
+            if line.strip()]
 
 
 class ConfigWarning(UserWarning):
@@ -266,8 +284,9 @@ def apply_overrides(config, overrides):
 def load_config(path, overrides=None, *, schema=None):
     """Read ``config.yaml``, apply overrides, validate (schema + cross-checks) and return the dict."""
     path = Path(path)
-    config = yaml.safe_load(path.read_text()) or {}
+    text = path.read_text()
+    config = yaml.safe_load(text) or {}
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
     apply_overrides(config, overrides)
-    return validate_config(config, schema or find_schema(path))
+    return validate_config(config, schema or find_schema(path), source=(text, path.name))

@@ -217,7 +217,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     fitted = _metrics.fitted_trees(estimator)
     if keep:
         save_trees(tmp / "model.npz", fitted)
-    return {"classes": estimator.classes_.tolist(), "class_weights": estimator.class_weights_.tolist(),
+    return {"n_estimators": n_trees, "classes": estimator.classes_.tolist(),
+            "class_weights": estimator.class_weights_.tolist(),
             "scores": scores,
             "tree_stats": [tree.stats(windows) for tree in fitted],
             "leaves": [_metrics.n_leaves(tree) for tree in fitted], "fit_seconds": fit_seconds,
