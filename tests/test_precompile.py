@@ -92,10 +92,20 @@ def test_a_waiting_job_warms_up_other_methods(tmp_path, monkeypatch):
     assert env[precompile.ENV_LIST] == str(listed)
     with open(_lock_path("cart"), "a") as held:  # another job compiling cart's kernels
         fcntl.flock(held, fcntl.LOCK_EX)
-        timer = threading.Timer(5.0, lambda: fcntl.flock(held, fcntl.LOCK_UN))
+        # released once the waiter says it found the lock held (a fixed 5 s failed when the waiter's imports took
+        # longer on a loaded machine), or after 300 s at the latest
+        job = subprocess.Popen([sys.executable, "-c", WAITER], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        timer = threading.Timer(300.0, lambda: fcntl.flock(held, fcntl.LOCK_UN))
         timer.start()
-        out = subprocess.run([sys.executable, "-c", WAITER], env=env, capture_output=True, text=True, timeout=900)
+        lines = []
+        for line in job.stdout:
+            lines.append(line)
+            if "being compiled by another job" in line:
+                fcntl.flock(held, fcntl.LOCK_UN)
+        job.wait(timeout=900)
         timer.cancel()
+        out = subprocess.CompletedProcess(job.args, job.returncode, "".join(lines), job.stderr.read())
     assert out.returncode == 0, out.stderr
     assert "cart's kernels are being compiled by another job: warming up tao_axis's meanwhile" in out.stdout
     assert "oc1_tree" not in out.stdout  # its split is not there: left to its own runs

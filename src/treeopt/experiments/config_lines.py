@@ -3,9 +3,10 @@
 A config problem names a dotted path (``profiles.paper.experiments.tao_fixed_depth_d8.methods.tao_obliqe: unknown
 method``). Content written once under an anchor (``methods: &tao_fixed_methods``) and reused through aliases
 (``methods: *tao_fixed_methods``) is reached by several paths, so one typo used to be reported once per alias, each
-naming an alias's path and none the line to edit. :func:`annotate` adds the file's line to each problem (the line
-of the deepest node the path reaches: for aliased content, the anchor's own text) and merges the problems that are
-the same problem seen through several aliases into one line naming the anchor.
+naming an alias's path and none the line to edit. :func:`annotate` puts the file and line in front of each problem,
+as compilers do (``config.yaml:34: profiles...``; the line of the deepest node the path reaches: for aliased
+content, the anchor's own text), and merges the problems that are the same problem seen through several aliases into
+one line naming the anchor.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 import yaml
 
 # a dotted config path at the start of a problem, or after "in " (schema errors: "unknown key 'x' in a.b.c")
-_PATH = re.compile(r"^(?:.*? in )?((?:profiles|datasets|data|profile)(?:\.[A-Za-z0-9_+\-^]+)*)")
+_PATH = re.compile(r"^(?:.*? in )?((?:profiles|datasets|data|profile)(?:\.[A-Za-z0-9_+\-^]+|\[\d+\])*)")
+_STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 
 
 class _AnchorLoader(yaml.SafeLoader):
@@ -52,23 +54,26 @@ class ConfigLines:
         innermost anchor on the way, None when the path passes through none), or None when not even the first key
         is found."""
         node, line, anchor = self.root, None, None
-        for key in dotted.split("."):
-            if not isinstance(node, yaml.MappingNode):
-                break
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                    line = key_node.start_mark.line + 1
-                    node = value_node
-                    anchor = self.anchor_of.get(id(value_node), anchor)
+        for key, index in _STEP.findall(dotted):
+            if index and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
+                node = node.value[int(index)]
+                line = node.start_mark.line + 1
+            elif key and isinstance(node, yaml.MappingNode):
+                found = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key]
+                if not found:
                     break
+                key_node, node = found[0]
+                line = key_node.start_mark.line + 1
             else:
                 break
+            anchor = self.anchor_of.get(id(node), anchor)
         return None if line is None else (line, anchor)
 
 
 def annotate(problems, text, filename="config.yaml"):
-    """``problems`` (config problem lines) with ``(filename line N)`` after each one's path; problems that differ
-    only in the alias path they were reached through (same line, same message) become one, naming the anchor."""
+    """``problems`` (config problem lines), each led by ``filename:N:``, the line its path names; problems that
+    differ only in the alias path they were reached through (same line, same message) become one, naming the
+    anchor and the other paths."""
     try:
         lines = ConfigLines(text)
     except yaml.YAMLError:
@@ -96,10 +101,10 @@ def annotate(problems, text, filename="config.yaml"):
         (line, message), seen = key, merged[key]
         path, anchor, prefix = seen[0]
         if anchor is None or len(seen) == 1:
-            anchored = f", inside the anchor &{anchor}" if anchor else ""
-            out.extend(f"{p_prefix}{p} ({filename} line {line}{anchored}){message}" for p, _, p_prefix in seen)
+            anchored = f" (inside the anchor &{anchor})" if anchor else ""
+            out.extend(f"{filename}:{line}{anchored}: {p_prefix}{p}{message}" for p, _, p_prefix in seen)
         else:
             others = ", ".join(p for p, _, _ in seen[1:])
-            out.append(f"{prefix}{path} ({filename} line {line}, inside the anchor &{anchor}; the same text is "
-                       f"also reached as {others}){message}")
+            out.append(f"{filename}:{line} (inside the anchor &{anchor}; the same text is also reached as "
+                       f"{others}): {prefix}{path}{message}")
     return out
