@@ -51,7 +51,20 @@ def test_the_paper_profile_runs_every_method_at_dtsemnets_heights(paper):
     for name, experiment in config["profiles"]["paper"]["experiments"].items():
         if name.startswith("decade_fixed_height"):
             assert experiment["reports"] == ["decade_fixed_height"] and experiment["refit"] is False
-    assert not any(name.startswith("decade") for name in config["profiles"]["default"]["experiments"])
+
+
+def test_the_default_profile_version_adds_one_run_to_beyond_optimals():
+    """The small offline version (15 CPU-s budget) reuses beyond_optimal's runs; only TAO from the non-greedy tree
+    is its own."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = build_plan(load_config(REPO / "config.yaml"))
+    ours = set(plan.find(experiment="decade_fixed_height")) | set(plan.find(
+        experiment="decade_fixed_height_from_nongreedy"))
+    shared = set(plan.find(experiment="beyond_optimal", max_depth=3))
+    assert len(ours) == 6 and len(ours - shared) == 1
+    (new,) = ours - shared
+    assert dict(plan.finals[new].params)["init"] == "nongreedy"
 
 
 def test_the_data_set_entries_give_dtsemnets_training_rows():
