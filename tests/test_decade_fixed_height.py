@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from treeopt.experiments import tables
-from treeopt.experiments.config import load_config
+from treeopt.experiments.config import ConfigWarning, load_config
 from treeopt.experiments.methods import nest_params
 from treeopt.experiments.paper_values import dtsemnet_table3, linked
 from treeopt.experiments.plan import build_plan
@@ -29,6 +29,15 @@ def paper():
         warnings.simplefilter("ignore")
         config = load_config(REPO / "config.yaml", ["profile=paper"])
     return config, build_plan(config)
+
+
+@pytest.mark.parametrize("profile", ["default", "paper"])
+def test_the_config_validates_without_a_warning(profile):
+    """Errors in the active profile raise, problems in the other one warn: neither may happen."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConfigWarning)
+        config = load_config(REPO / "config.yaml", [f"profile={profile}"])
+    assert any(name.startswith("decade_fixed_height") for name in config["profiles"][profile]["experiments"])
 
 
 def test_the_paper_profile_runs_every_method_at_dtsemnets_heights(paper):
