@@ -12,9 +12,9 @@ import yaml
 from treeopt.experiments import tables
 from treeopt.experiments.config import ConfigWarning, load_config
 from treeopt.experiments.methods import nest_params
-from treeopt.experiments.paper_values import dtsemnet_table3, linked
+from treeopt.experiments.paper_values import DTSEMNET_TABLE3, TAO_FIXED_DEPTH, dtsemnet_table3, linked
 from treeopt.experiments.plan import build_plan
-from treeopt.plots.render import render_figure
+from treeopt.experiments.figures import render_figure
 
 REPO = Path(__file__).resolve().parents[1]
 # DTSemNet Table 3: (data set entry, height, training rows)
@@ -126,7 +126,8 @@ def test_the_table_puts_the_published_numbers_beside_ours(tmp_path):
         row = rows.loc[(method, init, 6)]
         assert (row["published_dtsemnet"], row["published_tao"], row["published_dgt"], row["published_cart"]) == (
             87.55, 87.41, 86.64, 84.18)
-    assert rows.loc[("cart", "", 5), ["published_dtsemnet", "published_cart"]].isna().all()  # not its height
+        assert "DTSemNet" in row["published_source"] and "Table 3" in row["published_source"]
+    assert rows.loc[("cart", "", 5), ["published_dtsemnet", "published_cart", "published_source"]].isna().all()
     assert "paper_value" not in table  # other authors' numbers, not a reproduction target
     csv = tmp_path / "decade_fixed_height.csv"
     table.to_csv(csv, index=False)
@@ -135,6 +136,8 @@ def test_the_table_puts_the_published_numbers_beside_ours(tmp_path):
 
 
 def test_published_numbers_are_found_by_data_set_and_height_only():
+    # DTSemNet's TAO and CART columns are the numbers tao_fixed_depth already sets beside ours
+    assert {k: (v[0], v[2], v[4]) for k, v in DTSEMNET_TABLE3.items()} == TAO_FIXED_DEPTH
     assert dtsemnet_table3("letter", 10) == {"dtsemnet": 89.19, "tao": 87.41, "dgt": 86.13, "cart": 70.13}
     assert dtsemnet_table3("connect-4", 8)["dgt"] == 79.52 and dtsemnet_table3("Protein", 4)["cart"] == 57.53
     assert dtsemnet_table3("letter", 8) is None and dtsemnet_table3("fashion_mnist", 8) is None
