@@ -93,19 +93,22 @@ def resolve_value(value, n_features):
 
 def nest_params(params):
     """Fold dotted keys into dict parameters: ``{"init_params.nu": 1}`` -> ``{"init_params": {"nu": 1}}``
-    (merged into a dict already given for ``init_params``). Config ``inherit:`` uses the dotted form to put
-    another method's chosen value inside a dict parameter."""
-    nested = {}
+    (merged into a dict already given for ``init_params``), at any depth: ``"init_params.init_params.nu"`` sets
+    ``nu`` inside the ``init_params`` of the estimator built from ``init_params`` (TAO from a non-greedy tree from
+    a CO2 tree). Config ``inherit:`` uses the dotted form to put another method's chosen value inside a dict
+    parameter."""
+    nested, folded = {}, set()
     for key, value in params.items():
-        outer, inner = split_dotted(key)
-        if outer != key:
+        outer, _, inner = key.partition(".")
+        if inner:
             base = params.get(outer) or {}
             if not isinstance(base, dict):
                 raise ValueError(f"{key}: {outer} is {base!r}, not a dict to put {inner!r} in")
             nested.setdefault(outer, dict(base))[inner] = value
+            folded.add(outer)
         elif key not in nested:
             nested[key] = value
-    return nested
+    return {key: nest_params(value) if key in folded else value for key, value in nested.items()}
 
 
 def check_params(method, params):

@@ -45,10 +45,11 @@ def legacy_marker(method, experiment):
 
 def split_dotted(key):
     """``(parameter, name)`` of a parameter key: ``"init_params.nu"`` -> ``("init_params", "nu")`` (the estimator
-    parameter it sets, a dict, and the key inside it, also the name read from an inherited selection); a plain
-    key is both: ``"nu"`` -> ``("nu", "nu")``."""
+    parameter it sets, a dict, and the name read from an inherited selection); a plain key is both: ``"nu"`` ->
+    ``("nu", "nu")``. A key may go several dicts deep (the start of the start): ``"init_params.init_params.nu"``
+    -> ``("init_params", "nu")``; :func:`treeopt.experiments.methods.nest_params` builds the nested dicts."""
     outer, _, inner = key.partition(".")
-    return outer, inner or outer
+    return outer, inner.rpartition(".")[2] or outer
 
 
 def is_inherit_marker(value):
@@ -91,9 +92,9 @@ def params_slug(params):
     if not params:
         return EMPTY_SLUG
     for key in params:
-        # "init_params.nu": a key inside a dict parameter (config inherit:)
-        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?", key):
-            raise ValueError(f"parameter names must be identifiers (or one dotted pair), got {key!r}")
+        # "init_params.nu": a key inside a dict parameter (config inherit:), possibly several dicts deep
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", key):
+            raise ValueError(f"parameter names must be identifiers (or dotted ones), got {key!r}")
     slug = ",".join(f"{key}={format_value(params[key])}" for key in sorted(params))
     if len(slug) <= MAX_SLUG_LENGTH:
         return slug

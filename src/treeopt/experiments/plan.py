@@ -521,10 +521,10 @@ def inherit_source(config, profile_name, experiment, method, param, dataset, see
     rseeds = list(rexp.get("seeds") or profile["seeds"])
     if seed not in rseeds:
         fail(f"experiment {rexp_name!r} does not run seed {seed} (its seeds: {rseeds})")
-    if param in (rentry.get("inherit") or {}):
-        return inherit_source(config, profile_name, rexp_name, rmethod, param, dataset, seed,
+    source = split_dotted(param)[1]  # M's parameter: "init_params.nu" takes M's nu, not M's init_params.nu
+    if source in (rentry.get("inherit") or {}):
+        return inherit_source(config, profile_name, rexp_name, rmethod, source, dataset, seed,
                               (*_chain, (experiment, method)))
-    source = split_dotted(param)[1]
     rfixed, rgrid = rentry.get("params") or {}, rentry.get("grid") or {}
     if source in rfixed:
         return InheritSource(value=rfixed[source])

@@ -83,6 +83,8 @@ register_table("tao_fig1_path", "treeopt.experiments.tables:tao_fig1_path")
 register_table("tao_init", "treeopt.experiments.tables:tao_init")
 # Beyond the papers: the optimal axis-aligned tree (STreeD) beside CART, TAO, CO2 and non-greedy trees
 register_table("beyond_optimal", "treeopt.experiments.tables:beyond_optimal")
+# Beyond the papers: our trees at the fixed heights of DTSemNet's Table 3, its published numbers beside (issue #39)
+register_table("decade_fixed_height", "treeopt.experiments.tables:decade_fixed_height")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")
@@ -102,3 +104,4 @@ register_figure("rgf_fig13_rf", "rgf_fig13_rf", "treeopt.plots.curves:metric_vs_
 register_figure("rgf_fig16", "rgf_fig16_time", "treeopt.plots.curves:time_vs_tree_size", per_dataset=False)
 register_figure("tao_fig1_path", "tao_fig1_path", "treeopt.plots.tao:sparsity_path")
 register_figure("beyond_optimal", "beyond_optimal", "treeopt.plots.optimal:accuracy_and_time_vs_depth")
+register_figure("decade_fixed_height", "decade_fixed_height", "treeopt.plots.decade:accuracy_against_published")

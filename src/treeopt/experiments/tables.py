@@ -476,3 +476,25 @@ def beyond_optimal(runs):
     values = ["train_accuracy", "test_accuracy", "fit_seconds", "proven", "gap", "init_train_accuracy"]
     table = aggregate(runs, "depth", values, keys=("dataset", "method", "init"))
     return table.drop(columns=["proven_std", "gap_std"])
+
+
+# ---- Beyond the papers: our trees at DTSemNet's fixed heights (issue #39) -----------------------------------------
+PUBLISHED_COLUMNS = tuple(f"published_{name}" for name in paper_values.DTSEMNET_TABLE3_METHODS)
+
+
+def decade_fixed_height(runs):
+    """Not in any paper: test and training accuracy (%) of our single trees (CART, CO2, non-greedy, TAO from CART
+    and from the non-greedy tree: ``init``; the optimal tree) at a fixed height, with the training rows they were
+    fitted on (``n_train``). Beside them, per data set and height, the test accuracies *published* in DTSemNet's
+    Table 3 (ECAI 2024) for DTSemNet, TAO, DGT and CART (``published_*``, cited in ``published_source``; empty at
+    other heights): reference numbers from another paper, not ours and not a reproduction target (no
+    ``paper_value``)."""
+    runs = runs.assign(depth=param_column(runs, "max_depth"),
+                       init=[_start(m, p) for m, p in zip(runs["method"], runs["params"])])
+    table = aggregate(runs, "depth", ["test_accuracy", "train_accuracy", "n_train"],
+                      keys=("dataset", "method", "init")).drop(columns="n_train_std")
+    published = [paper_values.dtsemnet_table3(d, depth) or {} for d, depth in zip(table["dataset"], table["depth"])]
+    for name, column in zip(paper_values.DTSEMNET_TABLE3_METHODS, PUBLISHED_COLUMNS):
+        table[column] = [values.get(name) for values in published]
+    table["published_source"] = [paper_values.DTSEMNET_TABLE3_SOURCE if values else None for values in published]
+    return table

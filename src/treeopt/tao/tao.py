@@ -43,7 +43,7 @@ from ._schedule import run_bottom_up
 log = logging.getLogger("treeopt.tao")
 
 NODE_TYPES = ("oblique", "axis")
-INIT_NAMES = ("cart", "oc1", "co2", "optimal", "random")
+INIT_NAMES = ("cart", "oc1", "co2", "nongreedy", "optimal", "random")
 
 
 # ------------------------------------------------------------------------------------------- work tree
@@ -143,7 +143,8 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
                                                                                init in ("cart", "random"))
                         or init is None):
         raise ValueError(f"init_params {init_params} given, but init={init!r} is not an estimator built or cloned "
-                         f"here (init_params applies to 'oc1', 'co2', 'optimal' or an unfitted estimator)")
+                         f"here (init_params applies to 'oc1', 'co2', 'nongreedy', 'optimal' or an unfitted "
+                         f"estimator)")
     est = None
     if init is None or (isinstance(init, str) and init == "cart"):
         from sklearn.tree import DecisionTreeClassifier
@@ -159,6 +160,12 @@ def _initial_tree(init, X, y, classes, *, node_type, max_depth, random_state, cr
         from ..greedy import CO2TreeClassifier
 
         est = CO2TreeClassifier(max_depth=max_depth, standardize="tree", random_state=random_state)
+        est = est.set_params(**init_params).fit(X, y)
+        tree, est_classes = est.tree_, est.classes_
+    elif isinstance(init, str) and init == "nongreedy":  # not in the paper: TAO refining a non-greedy tree
+        from ..nongreedy import NonGreedyTreeClassifier
+
+        est = NonGreedyTreeClassifier(max_depth=max_depth, random_state=random_state)
         est = est.set_params(**init_params).fit(X, y)
         tree, est_classes = est.tree_, est.classes_
     elif isinstance(init, str) and init == "optimal":  # not in the paper: TAO refining the optimal axis-aligned tree
@@ -247,11 +254,14 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
     max_depth : int >= 1, default=8
         Depth of the initial tree when ``init`` is built here ("cart", "oc1", "random"); at least 1, as for
         every tree learner here (scikit-learn's CART refuses 0 too).
-    init : None, "cart", "oc1", "co2", "random", a treeopt ``Tree`` or a tree estimator, default=None
+    init : None, "cart", "oc1", "co2", "nongreedy", "optimal", "random", a treeopt ``Tree`` or a tree estimator,
+        default=None
         The initial tree: None/"cart" = axis-aligned CART of ``max_depth`` (scikit-learn's
         ``DecisionTreeClassifier`` with ``init_criterion``, converted with ``Tree.from_sklearn``); "oc1" = an
         oblique CART-style tree (OC1 coordinate descent with restarts, the paper's oblique initial trees);
         "co2" = a CO2 tree (``treeopt.greedy.CO2TreeClassifier``, default nu, z-scored per tree; not in the paper);
+        "nongreedy" = a non-greedy tree of ``max_depth`` (``treeopt.nongreedy.NonGreedyTreeClassifier``, by
+        default started from a CO2 tree; not in the paper);
         "optimal" = the optimal axis-aligned tree of ``max_depth`` (``treeopt.optimal.OptimalTreeClassifier``,
         STreeD; not in the paper);
         "random" = a complete tree of ``max_depth`` with random splits, each through a random point of the
@@ -264,8 +274,8 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Letter CART: Gini 69.4%, paper 70.13%, entropy 79%), but TAO from the Gini tree was much worse on Letter
         (81.3% vs 87%, depth 10, C = 10, training part only) and no better on Connect-4.
     init_params : dict or None, default=None
-        Parameters set on the initial estimator built here ("oc1", "co2", "optimal") or cloned from an unfitted
-        ``init``, e.g. ``{"time_limit": 300}`` for the optimal tree.
+        Parameters set on the initial estimator built here ("oc1", "co2", "nongreedy", "optimal") or cloned from an
+        unfitted ``init``, e.g. ``{"time_limit": 300}`` for the optimal tree.
     warm_start_C : sequence of float or None, default=None
         The sparsity path (Sec. 4): C values larger than ``C`` run first, in decreasing order, each started
         from the previous tree; ``C`` is the last step. Each step is recorded in ``path_``.
