@@ -21,3 +21,12 @@ def wine_split(tmp_path, monkeypatch):
     np.savez(path, X_train=split.X_train)  # stands in for the data layer's file (hashed, not read)
     monkeypatch.setattr(runner, "_load_split", lambda p: split)
     return path, split
+
+
+def faces_config(root, n_images, n_test, n_val):
+    """A config with one tiny synthetic face-part segmentation set, ``faces`` (40 x 40 images), prepared under
+    ``root``."""
+    return {"data": {"processed_dir": str(root / "data")}, "datasets": {"faces": {
+        "task": "segmentation", "format": "synthetic",
+        "options": {"generator": "faces", "n_images": n_images, "image_size": 40},
+        "split": {"protocol": "random", "n_test": n_test, "n_val": n_val}, "scale": "none"}}}

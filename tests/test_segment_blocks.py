@@ -24,12 +24,11 @@ METHODS = [("seg_co2", {"max_epochs": 2}), ("seg_two_probe", {"n_pairs": 20}), (
 def faces_split(tmp_path_factory):
     from treeopt.data import load_split, prepare_split
 
-    root = tmp_path_factory.mktemp("segblocks")
-    config = {"data": {"processed_dir": str(root / "data")}, "datasets": {"faces": {
-        "task": "segmentation", "format": "synthetic", "options": {"generator": "faces", "n_images": 20,
-                                                                   "image_size": 40},
-        "split": {"protocol": "random", "n_test": 4, "n_val": 3}, "scale": "none"}}}
-    path = prepare_split("faces", config, 0)
+    from conftest import faces_config
+
+    # 13 training images: every class appears in the training part (candidates fit on it alone)
+    path = prepare_split("faces", faces_config(tmp_path_factory.mktemp("segblocks"), n_images=20, n_test=4,
+                                               n_val=3), 0)
     return path, load_split(path)
 
 

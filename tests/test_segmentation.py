@@ -292,12 +292,10 @@ def segmentation_runs(tmp_path_factory):
     from treeopt.data import prepare_split
     from treeopt.experiments.runner import run
 
+    from conftest import faces_config
+
     root = tmp_path_factory.mktemp("seg")
-    config = {"data": {"processed_dir": str(root / "data")}, "datasets": {"faces": {
-        "task": "segmentation", "format": "synthetic", "options": {"generator": "faces", "n_images": 14,
-                                                                   "image_size": 40},
-        "split": {"protocol": "random", "n_test": 4, "n_val": 2}, "scale": "none"}}}
-    split = prepare_split("faces", config, 0)
+    split = prepare_split("faces", faces_config(root, n_images=14, n_test=4, n_val=2), 0)
     common = {"windows_per_tree": 160, "window_size": 11, "border": 15, "max_depth": 4, "n_stats_windows": 300}
     runs = {}
     for method, extra in (("seg_rf", {}), ("seg_two_probe", {"n_pairs": 20}), ("seg_co2", {"max_epochs": 2})):

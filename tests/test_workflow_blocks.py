@@ -30,6 +30,18 @@ TINY_BLOCKS = {
 }
 
 
+def paper_dry_run(tmp_path, target):
+    """``(output, jobs)`` of ``snakemake -n target`` in a copy of the workflow with the repository's config, paper
+    profile."""
+    copy_workflow(tmp_path, {})
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--config", "profile=paper", "-n", target],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    return out, dry_run_jobs(out)
+
+
 def test_paper_profile_splits_a_1000_tree_oc1_forest_into_block_jobs_and_one_merge(tmp_path):
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     target, = plan.find(experiment="co2_forest_size_oblique", method="oc1_forest", dataset="satimage", seed=0,
@@ -38,13 +50,7 @@ def test_paper_profile_splits_a_1000_tree_oc1_forest_into_block_jobs_and_one_mer
                        n_estimators=30)
     final = plan.finals[target]
     assert final.block_trees == 50 and len(final.blocks) == 20 and plan.finals[small].block_trees is None
-    copy_workflow(tmp_path, {})
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")  # the repository's config, paper profile
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--config", "profile=paper", "-n", target],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-3000:]
-    jobs = dry_run_jobs(out)
+    out, jobs = paper_dry_run(tmp_path, target)
     blocks = [job for job in jobs if job["rule"] == "forest_block"]
     merges = [job for job in jobs if job["rule"] == "final_run"]
     assert len(blocks) == 20 and len(merges) == 1
@@ -125,14 +131,8 @@ def test_paper_profile_splits_segmentation_candidates_and_finals_into_blocks(tmp
     assert plan.finals[final].block_trees == 4 and len(plan.finals[final].blocks) == 8
     costs = estimate_plan(plan)
     assert max(c.longest_seconds for c in costs.values()) <= 4 * 3600
-    copy_workflow(tmp_path, {})
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
     target = candidates[0].dir
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--config", "profile=paper", "-n", target],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-3000:]
-    jobs = dry_run_jobs(out)
+    _, jobs = paper_dry_run(tmp_path, target)
     blocks = [job for job in jobs if job["rule"] == "forest_block"]
     merges = [job for job in jobs if job["rule"] == "candidate_run"]
     assert sorted(job["output"] for job in blocks) == sorted(candidates[0].block_dir(a, b)
