@@ -52,17 +52,28 @@ def check_block_stages(n_trees, block_trees):
                          "fall inside later blocks; use a block size that is a power of two")
 
 
-def _parts(split, fit_on):
-    """``(X_fit, y_fit, parts)``: the images fitted on and {"test", "val", "train": (images, label maps)} scored (a
-    refit fits training and validation images and has no validation part; "train": the first 5 fitted images)."""
-    X_fit, y_fit = split.X_train, split.y_train
-    X_val, y_val = split.X_val, split.y_val
+def _fit_images(split, fit_on):
+    """The images and label maps fitted on: the training part, or training and validation (a refit)."""
     if fit_on == "trainval":
-        X_fit, y_fit = np.concatenate([X_fit, X_val]), np.concatenate([y_fit, y_val])
-        X_val, y_val = X_val[:0], y_val[:0]
-    n_tr = min(N_TRAIN_SCORED, X_fit.shape[0])
-    return X_fit, y_fit, {"test": (split.X_test, split.y_test), "val": (X_val, y_val),
-                          "train": (X_fit[:n_tr], y_fit[:n_tr])}
+        return np.concatenate([split.X_train, split.X_val]), np.concatenate([split.y_train, split.y_val])
+    return split.X_train, split.y_train
+
+
+def _parts(split, fit_on):
+    """{"test", "val", "train": (images, label maps)} scored: a refit fits training and validation images and has no
+    validation part; "train" is the first 5 fitted images (training images come first, so a merge, which fits
+    nothing, needs no copy of the fitted set)."""
+    refit = fit_on == "trainval"
+    X_val, y_val = (split.X_val[:0], split.y_val[:0]) if refit else (split.X_val, split.y_val)
+    if split.X_train.shape[0] >= N_TRAIN_SCORED or not refit:
+        X_tr, y_tr = split.X_train[:N_TRAIN_SCORED], split.y_train[:N_TRAIN_SCORED]
+    else:
+        X_tr, y_tr = (part[:N_TRAIN_SCORED] for part in _fit_images(split, fit_on))
+    return {"test": (split.X_test, split.y_test), "val": (X_val, y_val), "train": (X_tr, y_tr)}
+
+
+def _n_fit(split, fit_on):
+    return split.X_train.shape[0] + (split.X_val.shape[0] if fit_on == "trainval" else 0)
 
 
 def _jaccard(truth, maps, k):
@@ -126,7 +137,7 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     from .warmup import numba_compile_clock
 
     log = log or logging.getLogger(__name__)
-    X_fit, y_fit, parts = _parts(split, fit_on)
+    parts = _parts(split, fit_on)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     sizes = stage_sizes(n_trees)
@@ -141,6 +152,7 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
                         log)
         scores, maps, fit_seconds, predict_seconds, tree_stats = merged
     else:
+        X_fit, y_fit = _fit_images(split, fit_on)
         compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)
         log.info("fitting %s on %d images %s (%s), params %s, seed %d", method, X_fit.shape[0], X_fit.shape[1:],
                  fit_on, params, seed)
@@ -165,7 +177,7 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
         if model_path is not None and fitted:
             save_trees(model_path, fitted)
     result, staged, arrays = _result(estimator, parts, scores, maps, sizes)
-    result = {"params": dict(params), "seed": int(seed), "n_train": int(X_fit.shape[0]),
+    result = {"params": dict(params), "seed": int(seed), "n_train": int(_n_fit(split, fit_on)),
               "n_val": int(parts["val"][0].shape[0]), "n_test": int(split.X_test.shape[0]), **result}
     result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged,
                   compile_seconds=compile_seconds, fit_compile_seconds=0.0 if compiling is None else compiling.lock)
@@ -184,7 +196,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     from .methods import make_estimator
     from .precompile import warm_up_listed as warm_up
 
-    X_fit, y_fit, parts = _parts(split, fit_on)
+    X_fit, y_fit = _fit_images(split, fit_on)
+    parts = _parts(split, fit_on)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     check_block_stages(n_trees, int(block_trees))
