@@ -8,7 +8,8 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt.greedy._criteria import _xlogx_table, best_sampled_axis_split, best_threshold, class_counts, entropy, information_gain
 from treeopt.greedy._grow import route_right
-from treeopt.greedy._oc1 import RADIX_MIN_POINTS, RADIX_WIDE_POINTS, _line_search, oc1_search
+from treeopt.greedy._oc1 import (RADIX_MIN_POINTS, RADIX_WIDE_POINTS, TIE_PRONE_AFTER, TIE_PRONE_SKIP, _line_search,
+                                 _line_search_into, line_search_workspace, oc1_search)
 from treeopt.greedy._radix import (float_to_ordered, quicksort_pairs, radix_sort_pairs, radix_sort_pairs_small,
                                    radix_workspace)
 from treeopt.greedy.axis import AxisAlignedTreeClassifier
@@ -277,3 +278,30 @@ def test_sorts_order_pairs_like_numbas_argsort():
                                           hist if sort is radix_sort_pairs else hist_small)
                 assert np.all(out_keys[1:n] >= out_keys[: n - 1])
                 assert np.array_equal(keys[out_tags[:n]], np.sort(keys))
+
+
+def test_a_node_that_stops_tying_goes_back_to_the_radix_path():
+    """The tie-prone rule is judged per window, not once per node: a node whose first searches tie across classes (an
+    axis-aligned start on integer features) takes the quicksort form for TIE_PRONE_SKIP searches, then tries the
+    radix path again and keeps it once its searches no longer tie (judged once, Letter's trees took 3x as long).
+    Every search returns the plain form's result either way."""
+    rng = np.random.default_rng(0)
+    n, k = 400, 5
+    y = rng.integers(0, k, n)
+    total, xlogx = class_counts(y, k), _xlogx_table(n)
+    ws = line_search_workspace(n, k, xlogx)
+    tally = ws[10]
+    grid = rng.integers(-3, 4, size=(n, 2)).astype(float)  # tied critical values of mixed classes
+    V_tied, d_tied = grid[:, 0] - 0.5, grid[:, 1].copy()
+    V, d = rng.normal(size=n), rng.normal(size=n)  # no ties
+    want_tied = reference.line_search(V_tied, d_tied, y, k, 1, total, xlogx)
+    want = reference.line_search(V, d, y, k, 1, total, xlogx)
+    for _ in range(TIE_PRONE_AFTER):
+        assert _line_search_into(V_tied, d_tied, y, k, 1, total, xlogx, ws) == want_tied
+    assert tally[0] == TIE_PRONE_AFTER and 2 * tally[1] > tally[0]  # judged tie-prone
+    for _ in range(TIE_PRONE_SKIP):  # the quicksort form directly, even for searches that would not tie
+        assert _line_search_into(V, d, y, k, 1, total, xlogx, ws) == want
+    assert tally[0] == 0  # a new window
+    for _ in range(TIE_PRONE_AFTER + 1):
+        assert _line_search_into(V, d, y, k, 1, total, xlogx, ws) == want
+    assert tally[1] == 0 and tally[0] >= 1  # the radix path, without falling back
