@@ -1,4 +1,4 @@
-"""The cost model (treeopt.experiments.cost): estimates, plan totals, and the SLURM resources drawn from it."""
+"""The cost model (treeopt.experiments.infra.cost): estimates, plan totals, and the SLURM resources drawn from it."""
 
 import math
 import re
@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treeopt.experiments import cost, resources
+from treeopt.experiments.infra import cost, resources
 from treeopt.experiments.__main__ import main
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import FinalSpec, RunSpec, build_plan
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.build import FinalSpec, RunSpec, build_plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ def _items(d):
 
 
 def test_every_registered_method_and_every_configured_data_set_has_a_cost_entry():
-    from treeopt.experiments.methods import METHODS
+    from treeopt.experiments.plan.methods import METHODS
 
     model = cost.load_model()
     assert set(METHODS) <= set(model["methods"])

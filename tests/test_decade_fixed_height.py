@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments import tables
-from treeopt.experiments.config import ConfigWarning, load_config
-from treeopt.experiments.methods import nest_params
-from treeopt.experiments.paper_values import DTSEMNET_TABLE3, TAO_FIXED_DEPTH, dtsemnet_table3, linked
-from treeopt.experiments.plan import build_plan
-from treeopt.experiments.figures import render_figure
+from treeopt.experiments.report import tables
+from treeopt.experiments.plan.config import ConfigWarning, load_config
+from treeopt.experiments.plan.methods import nest_params
+from treeopt.experiments.plan.paper_values import DTSEMNET_TABLE3, TAO_FIXED_DEPTH, dtsemnet_table3, linked
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.report.figures import render_figure
 
 REPO = Path(__file__).resolve().parents[1]
 # DTSemNet Table 3: (data set entry, height, training rows)

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from treeopt.experiments import tables
-from treeopt.experiments.paper_values import co2_table1, paper_key
+from treeopt.experiments.report import tables
+from treeopt.experiments.plan.paper_values import co2_table1, paper_key
 from treeopt.plots import curves
-from treeopt.experiments.figures import render_figure
+from treeopt.experiments.report.figures import render_figure
 
 
 def fake_run(root, dataset, method, seed, params, sweep, test, train=None, tree=None):

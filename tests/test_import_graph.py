@@ -97,7 +97,7 @@ def test_no_learner_or_data_module_imports_the_experiment_layer():
 
 def test_the_plots_draw_tables_without_the_experiment_layer():
     """``treeopt.plots`` draws a figure from a table; the experiment layer picks and saves figures
-    (``treeopt.experiments.figures``), so the import goes one way only."""
+    (``treeopt.experiments.report.figures``), so the import goes one way only."""
     offenders = [(name, target) for name, targets in import_graph().items() if name.startswith("treeopt.plots")
                  for target in targets if target.startswith("treeopt.experiments")]
     assert offenders == []

@@ -5,9 +5,11 @@ import pytest
 
 from pathlib import Path
 
-from treeopt.experiments import paper_values, tables
-from treeopt.experiments.config import check_semantics, load_config
-from treeopt.experiments.scorecard import WITHIN, build_scorecard
+from treeopt.experiments.plan import paper_values
+
+from treeopt.experiments.report import tables
+from treeopt.experiments.plan.config import check_semantics, load_config
+from treeopt.experiments.report.scorecard import WITHIN, build_scorecard
 
 REPO = Path(__file__).resolve().parents[1]
 USPS = {"task": "classification", "format": "libsvm",

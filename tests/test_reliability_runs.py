@@ -13,9 +13,9 @@ import time
 import pytest
 import yaml
 
-from treeopt.experiments import runner
+from treeopt.experiments.run import runner
 from treeopt.experiments.__main__ import main
-from treeopt.experiments.runner import RunFolderError, clean_stale_temporaries, is_run_folder, rerun, run
+from treeopt.experiments.run.runner import RunFolderError, clean_stale_temporaries, is_run_folder, rerun, run
 
 
 @pytest.fixture

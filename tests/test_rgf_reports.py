@@ -8,8 +8,8 @@ from sklearn.ensemble import GradientBoostingRegressor
 
 from treeopt.boosting import BestFirstAdaBoostClassifier
 from treeopt.boosting.baselines import l1_post_processing
-from treeopt.experiments import tables
-from treeopt.experiments.metrics import fitted_trees
+from treeopt.experiments.report import tables
+from treeopt.experiments.run.metrics import fitted_trees
 
 
 def fake_runs():

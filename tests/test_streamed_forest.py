@@ -1,4 +1,4 @@
-"""Forests scored tree by tree (treeopt.experiments.streamed): the same numbers as the whole forest, few trees
+"""Forests scored tree by tree (treeopt.experiments.run.streamed): the same numbers as the whole forest, few trees
 alive at once, models written and read back one tree at a time."""
 
 import gc
@@ -8,8 +8,8 @@ import weakref
 import numpy as np
 import pytest
 
-from treeopt.experiments import runner, streamed
-from treeopt.experiments.runner import run
+from treeopt.experiments.run import runner, streamed
+from treeopt.experiments.run.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest._ordered import ordered_map
 from treeopt.forest.bagging import RunningProba, predict_proba_saved

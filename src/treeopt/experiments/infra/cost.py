@@ -55,7 +55,7 @@ tree ``mem`` x n B (its binary tests),
 segmentation runs their window matrices (``treeopt.segmentation``).
 
 :func:`estimate_run` gives one run's estimate; :func:`estimate_plan` sums a plan by experiment. The SLURM
-resources of every job come from the same numbers (:mod:`treeopt.experiments.resources`).
+resources of every job come from the same numbers (:mod:`treeopt.experiments.infra.resources`).
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ from pathlib import Path
 
 import yaml
 
-from .methods import get_method, resolve_value
-from .params import is_inherit_marker
+from ..plan.methods import get_method, resolve_value
+from ..plan.params import is_inherit_marker
 
 MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
 SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
@@ -345,7 +345,7 @@ def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
 
 
 def estimate_merge(spec, model=None, processed_dir=None):
-    """CPU seconds and peak memory of merging a final run's tree blocks (:mod:`treeopt.experiments.blocks`).
+    """CPU seconds and peak memory of merging a final run's tree blocks (:mod:`treeopt.experiments.run.blocks`).
 
     The merge loads the split and reads every block's probability sums over all rows (one n x k float64 array
     per block, plus one per staged size inside it), adds them and labels the rows at each size: ``start_seconds``,
@@ -356,7 +356,7 @@ def estimate_merge(spec, model=None, processed_dir=None):
     shape = dataset_shape(spec.dataset, model, processed_dir)
     merge = model["merge"]
     if get_method(spec.method).task == "segmentation":  # sums per pixel of the scored images (segment_runs)
-        from .segment_runs import N_TRAIN_SCORED, stage_sizes
+        from ..run.segment_runs import N_TRAIN_SCORED, stage_sizes
 
         images = shape.n_test + (0 if refit else shape.n_val) + N_TRAIN_SCORED
         per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image

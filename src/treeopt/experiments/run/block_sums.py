@@ -1,9 +1,9 @@
-"""Tree blocks on disk: their folders, checks and merge (the arithmetic side of :mod:`treeopt.experiments.blocks`).
+"""Tree blocks on disk: their folders, checks and merge (the arithmetic side of :mod:`treeopt.experiments.run.blocks`).
 
 A block folder holds ``block.json`` (the run it belongs to, its trees' statistics), ``sums.npz`` (its probability
 sums) and, when the model is kept, ``model.npz``. :func:`merge_blocks` adds the blocks' sums in tree order, as a
 one-job run with the same ``block_trees`` adds them (:class:`treeopt.forest.bagging.RunningProba`), and returns what
-:func:`treeopt.experiments.streamed.fit_streamed` returns, so the runner scores a merged forest as a fitted one.
+:func:`treeopt.experiments.run.streamed.fit_streamed` returns, so the runner scores a merged forest as a fitted one.
 This module does not import the runner (the runner imports it).
 """
 
@@ -69,14 +69,14 @@ def read_blocks(block_dirs, expect):
 
 
 def merge_blocks(block_dirs, expect, classes, parts, stage_sizes=(), model_path=None, log=None):
-    """What :func:`treeopt.experiments.streamed.fit_streamed` returns for the whole forest, from its blocks.
+    """What :func:`treeopt.experiments.run.streamed.fit_streamed` returns for the whole forest, from its blocks.
 
     ``parts``: {part: number of rows} of the run (the rows the blocks summed over); ``classes``: the forest's
     ``classes_``; ``stage_sizes``: the staged forest sizes to label. Block sums are added in tree order through
     :func:`~treeopt.forest.bagging.blocked_sum`, as a one-job run with the same ``block_trees`` adds them.
     """
-    from ..forest.bagging import blocked_sum
-    from ..trees import TreeWriter, iter_trees
+    from ...forest.bagging import blocked_sum
+    from ...trees import TreeWriter, iter_trees
 
     log = log or logging.getLogger(__name__)
     blocks = read_blocks(block_dirs, expect)

@@ -28,17 +28,17 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..base import encode_classes
-from ..trees import save_trees
+from ...base import encode_classes
+from ...trees import save_trees
 from . import metrics as _metrics
-from .joblog import slurm_job
-from .methods import get_method, make_estimator
-from .params import is_inherit_marker, split_dotted
+from ..infra.joblog import slurm_job
+from ..plan.methods import get_method, make_estimator
+from ..plan.params import is_inherit_marker, split_dotted
 from .staged import pick_stages, stage_entries, staged_scores
 from .streamed import fit_streamed, streams
-from .precompile import warm_up_listed as warm_up
+from ..infra.precompile import warm_up_listed as warm_up
 from .segment_runs import fit_and_measure_segmentation
-from .warmup import numba_compile_clock
+from ..infra.warmup import numba_compile_clock
 
 FIT_ON = ("train", "trainval")
 RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})
@@ -193,7 +193,7 @@ def _sha256(path):
 
 
 def _load_split(path):
-    from ..data import load_split  # the data layer is imported only when a run needs it
+    from ...data import load_split  # the data layer is imported only when a run needs it
 
     return load_split(path)
 
@@ -255,14 +255,14 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
 
     ``stages`` ((param, values) pairs, at most one) also scores the fitted model at each of those sizes
-    (:func:`treeopt.experiments.staged.staged_scores`), recorded under ``stages`` in the metrics. A treeopt
-    bagged forest is scored tree by tree and keeps no tree (:mod:`treeopt.experiments.streamed`: memory does not
+    (:func:`treeopt.experiments.run.staged.staged_scores`), recorded under ``stages`` in the metrics. A treeopt
+    bagged forest is scored tree by tree and keeps no tree (:mod:`treeopt.experiments.run.streamed`: memory does not
     grow with the number of trees; the returned estimator then has no ``estimators_``); with ``model_path`` its
     trees are written there one by one. Other models are written there after fitting.
 
     ``block_trees``: a bagged forest's tree probabilities are summed in blocks of that many trees (as block jobs
-    are merged; :mod:`treeopt.experiments.blocks`). ``blocks``: the folders of those block jobs, merged instead of
-    fitting (``block_check``: what each must share with this run, :data:`treeopt.experiments.blocks.SAME_RUN_KEYS`).
+    are merged; :mod:`treeopt.experiments.run.blocks`). ``blocks``: the folders of those block jobs, merged instead of
+    fitting (``block_check``: what each must share with this run, :data:`treeopt.experiments.run.blocks.SAME_RUN_KEYS`).
     """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
@@ -375,7 +375,7 @@ def _stacked(top, bottom):
 
 def _streamed_stage_indices(estimator, values):
     """The forest sizes a streamed forest is scored at for the wanted ``values`` (each at the last size not
-    above it, as :func:`treeopt.experiments.staged.staged_scores` picks)."""
+    above it, as :func:`treeopt.experiments.run.staged.staged_scores` picks)."""
     stage_value = list(range(1, int(estimator.n_estimators) + 1))
     return sorted(set(pick_stages(stage_value, values).values()))
 
@@ -398,7 +398,7 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     ({param: selection YAML}) fills in inherited parameters first (:func:`resolve_inherited`); the files are
     recorded under ``inherited``. ``stages`` ({param: [sizes]}) scores the fit at smaller sizes too (staged
     sweeps); recorded in ``params.yaml`` so that ``rerun`` repeats it. ``block_trees`` (bagged forests) sums the
-    trees' probabilities in blocks of that many trees, and ``blocks`` (folders of :func:`treeopt.experiments.blocks.
+    trees' probabilities in blocks of that many trees, and ``blocks`` (folders of :func:`treeopt.experiments.run.blocks.
     run_block`) merges those block jobs instead of fitting: the same run folder either way (``block_trees`` is
     recorded in ``params.yaml``; ``rerun`` fits in one job).
     """

@@ -4,7 +4,7 @@ The trees of a bagged forest are independent: tree i is grown from its own seed,
 ``(random_state, i)`` (:func:`treeopt.forest.bagging.tree_seeds`), so trees ``a..b-1`` can be fitted by one job
 and the rest by others. A forest of T trees split into blocks of s trees (``forest_block_trees`` in the config)
 is T / s **block jobs** (:func:`run_block`: trees ``j s .. (j+1) s - 1``, the data and parameters of the final run)
-and one **merge** (the final run itself, :func:`treeopt.experiments.runner.run` with ``blocks=``), which reads
+and one **merge** (the final run itself, :func:`treeopt.experiments.run.runner.run` with ``blocks=``), which reads
 the blocks in tree order and writes the run folder.
 
 Same numbers as one job: a run's scores come from the sum of its trees' class probabilities on the training,
@@ -20,9 +20,9 @@ numbers (``params.yaml`` records ``block_trees``). ``tests/test_forest_blocks.py
 forests.
 
 A block folder is written like a run folder: into a hidden temporary sibling (same names and marker as
-:mod:`treeopt.experiments.runner`'s, so stale ones of killed jobs are cleaned the same way) and renamed into
+:mod:`treeopt.experiments.run.runner`'s, so stale ones of killed jobs are cleaned the same way) and renamed into
 place at the end: an interrupted block leaves nothing that looks finished. This module fits blocks; their folders'
-checks and the merge are in :mod:`treeopt.experiments.block_sums` (which the runner imports: no import circle).
+checks and the merge are in :mod:`treeopt.experiments.run.block_sums` (which the runner imports: no import circle).
 """
 
 from __future__ import annotations
@@ -69,11 +69,11 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     """Fit trees ``trees`` (a (start, stop) pair or range: one block) of the forest the run ``method`` /
     ``params`` / ``seed`` on ``split_path`` fits, and write the block folder ``block_dir``; returns its record.
 
-    The arguments are those of the final run that merges the block (:func:`treeopt.experiments.runner.run`);
+    The arguments are those of the final run that merges the block (:func:`treeopt.experiments.run.runner.run`);
     ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
     """
     from . import runner as _runner
-    from .methods import get_method
+    from ..plan.methods import get_method
 
     trees = range(*trees) if not isinstance(trees, range) else trees
     params, inherited = _runner.resolve_inherited(params, inherit)
@@ -93,7 +93,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
             "n_estimators": None,  # the estimator's, below (made with the data's number of features: p^a values)
             "block_trees": int(block_trees), "trees": [trees.start, trees.stop], "model": bool(keep),
         }
-        if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.segment_runs)
+        if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.run.segment_runs)
             from .segment_runs import run_segmentation_block
 
             record.update(_runner._plain(run_segmentation_block(
@@ -119,11 +119,11 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
 
 def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_trees, fit_on, n_jobs, keep, stages, log):
     """A bagged forest's block on a table of rows (CO2 Forest, OC1 Forest): fitted and summed tree by tree
-    (:func:`treeopt.experiments.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
+    (:func:`treeopt.experiments.run.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
     and returns the block record's other fields."""
     from . import runner as _runner
-    from .methods import make_estimator
-    from .precompile import warm_up_listed as warm_up
+    from ..plan.methods import make_estimator
+    from ..infra.precompile import warm_up_listed as warm_up
     from .streamed import fit_streamed, streams
 
     X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)

@@ -5,7 +5,7 @@ standard deviation; empty with one seed). Settings come from what was run, not f
 new learner's runs are simply more rows: ``depth`` is the ``max_depth`` limit, ``n_trees`` the number of
 trees actually fitted, ``n_leaves`` the total number of leaves in the model.
 
-A staged run (one fit scored at several sizes, :mod:`treeopt.experiments.staged`) gives one row per size, as if
+A staged run (one fit scored at several sizes, :mod:`treeopt.experiments.run.staged`) gives one row per size, as if
 each size had been its own run: its metrics, ``n_trees`` and ``n_leaves`` are the stage's; the fit and
 predict timings belong to the whole fit and stay only on the row of the fitted size.
 """
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import paper_values
-from .params import params_slug
+from ..plan import paper_values
+from ..plan.params import params_slug
 
 KEYS = ("dataset", "method")
 
@@ -125,7 +125,7 @@ def nongreedy_fig4_runtime(runs):
     loss-augmented inference against depth (runs of ``nongreedy_sgd_timing``), ``speedup`` = exact / fast of
     the means over seeds; ``exact_cpu_seconds``, ``fast_cpu_seconds`` and ``cpu_speedup`` the same in CPU time;
     ``timed_epochs`` and ``timed_samples`` say what was measured to estimate them."""
-    from ..nongreedy.timing import cpu_share
+    from ...nongreedy.timing import cpu_share
 
     cpu = {}
     for v in ("exact", "fast"):  # wall estimate x the CPU share of the timed fit (treeopt.nongreedy.timing)

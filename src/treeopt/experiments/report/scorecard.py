@@ -6,12 +6,12 @@ figure, or the later source for numbers none of the four papers prints). The row
 * every table of the profile that has a ``paper_value`` column (each of its rows with a paper value: ours is
   the table's value, mean and std over its seeds), and
 * the profile's plan: the paper numbers its final runs would give (looked up in
-  :mod:`treeopt.experiments.paper_values`, the one place paper numbers live) whose table row does not exist yet,
+  :mod:`treeopt.experiments.plan.paper_values`, the one place paper numbers live) whose table row does not exist yet,
   with the status "not run yet", or "data not available offline" when a data set would have to be downloaded.
 
 Status of a number we have: ``within tolerance`` when |ours − paper| ≤ the tolerance, else ``better`` or
 ``worse`` by the metric's direction; ``not like for like`` when ours is not measured as the paper's number was (a
-caveat defined beside the paper value in :mod:`~treeopt.experiments.paper_values`, shown in the ``note`` column).
+caveat defined beside the paper value in :mod:`~treeopt.experiments.plan.paper_values`, shown in the ``note`` column).
 The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the paper's value read as a loss (an error,
 100 − an accuracy or Jaccard, a time ratio), two standard deviations of ours over seeds (the spread a single run of
 the paper's could show), and half a unit of the paper's last printed digit.
@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paper_values
-from .plan import output_dirs
+from ..plan import paper_values
+from ..plan.build import output_dirs
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
 NOT_LIKE = "not like for like"
@@ -183,7 +183,7 @@ def table_rows(table, frame, source, spec=None):
     spec = spec or SCORED.get(table)
     if spec is None:
         raise ValueError(f"{source} has a paper_value column but the scorecard does not know table {table!r}; "
-                         f"add it to treeopt.experiments.scorecard.SCORED")
+                         f"add it to treeopt.experiments.report.scorecard.SCORED")
     rows = []
     for _, row in frame[frame["paper_value"].notna()].iterrows():
         row = row.to_dict()
@@ -207,7 +207,7 @@ def table_rows(table, frame, source, spec=None):
 
 
 def _availability(dataset, config):
-    from ..data import availability
+    from ...data import availability
 
     try:
         return availability(dataset, config)
@@ -324,8 +324,8 @@ def to_markdown(card, *, profile, command):
 
 def write_scorecard(card, tables_dir, figures_dir, *, profile, command):
     """Write ``scorecard.csv`` / ``scorecard.md`` into ``tables_dir`` and the figure into ``figures_dir``."""
-    from ..plots.scorecard import scorecard_figure
-    from ..plots.style import save
+    from ...plots.scorecard import scorecard_figure
+    from ...plots.style import save
     from .tables import write_table
 
     tables_dir, figures_dir = Path(tables_dir), Path(figures_dir)
@@ -340,7 +340,7 @@ def write_scorecard(card, tables_dir, figures_dir, *, profile, command):
 
 def scorecard_for(config, tables_dir=None, figures_dir=None, *, command="python -m treeopt.experiments scorecard"):
     """Build and write the scorecard of the config's active profile from the tables that exist."""
-    from .plan import build_plan
+    from ..plan.build import build_plan
 
     plan = build_plan(config)
     default_tables, default_figures = output_dirs(plan.profile)
@@ -397,7 +397,7 @@ Markdown version).
 {table}
 {{% endraw %}}
 """
-    from .._atomic import atomic_path
+    from ..._atomic import atomic_path
 
     out = Path(out_dir) / "report_intro.rst"
     with atomic_path(out) as tmp:

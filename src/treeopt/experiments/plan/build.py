@@ -1,7 +1,7 @@
 """Turn the active profile into the list of files the workflow makes.
 
 Three kinds of run folder come out of an experiment (DESIGN.md "Runs"), each named by what it is
-(:mod:`treeopt.experiments.identity`: a readable slug and a hash of data, method, parameters, fit, ...), so
+(:mod:`treeopt.experiments.plan.identity`: a readable slug and a hash of data, method, parameters, fit, ...), so
 experiments and profiles asking for the same run share it and runs that differ never share a folder:
 
 * candidate runs ``results/runs/{dataset}/{method}/{name}/seed{seed}/``: fit on the training part, scored on
@@ -13,7 +13,7 @@ experiments and profiles asking for the same run share it and runs that differ n
   choice is known, which keeps the Snakemake graph static (no checkpoints); ``params.yaml`` records the values.
 
 :attr:`Plan.legacy` maps each name to the names earlier versions gave the same thing
-(:mod:`treeopt.experiments.migrate` renames those folders); :meth:`Plan.find` looks runs up by experiment.
+(:mod:`treeopt.experiments.run.migrate` renames those folders); :meth:`Plan.find` looks runs up by experiment.
 
 A grid with a single combination needs no candidates and no selection: its final run's parameters are known
 from the config (this is also how sweeps without validation data, like the RGF paper's curves, are run).
@@ -22,7 +22,7 @@ A method entry may take a parameter from another method's selection (same profil
 
     inherit: {max_features: {method: rf, experiment: co2_forest_size}}
 
-The value is not known when the plan is made, so the run's params hold an :class:`treeopt.experiments.params.
+The value is not known when the plan is made, so the run's params hold an :class:`treeopt.experiments.plan.params.
 Inherited` naming the selection it is read from (slug ``from-rf``; the hash covers that selection's identity),
 the referenced selection YAML becomes an input of the run
 (``RunSpec.inherit`` / ``FinalSpec.inherit``) and the runner puts the chosen value in. When the referenced
@@ -31,7 +31,7 @@ known from the config and put in directly; then there is no marker and no extra 
 
 **Staged sweeps** (``staged: {n_estimators: all}`` on an experiment or a method entry): a size parameter whose
 sweep values are all scored from one fit, read off the fitted model at each size (a forest's first m trees,
-a boosted model after m iterations, RGF after m leaves; see :mod:`treeopt.experiments.staged`) instead of one
+a boosted model after m iterations, RGF after m leaves; see :mod:`treeopt.experiments.run.staged`) instead of one
 run per value. ``all`` fits once at the largest value; a list of fit sizes (``{n_estimators: [30, 1000]}``)
 fits at each and scores every sweep value from the smallest fit that reaches it, so a cheap fit can finish
 before an expensive one. Such a final run's folder shows the fit size as ``n_estimators-staged1000``
@@ -41,7 +41,7 @@ else at the fit size.
 **Tree blocks** (``forest_block_trees: {method: s}`` on a profile): a final run of a treeopt bagged forest growing
 more than s trees is fitted by block jobs (:class:`BlockSpec`, ``results/blocks/{dataset}/{method}/{final name}/
 seed{seed}/trees{first}-{stop}``, in :attr:`Plan.blocks`) and its own job merges them
-(:mod:`treeopt.experiments.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits depend on
+(:mod:`treeopt.experiments.run.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits depend on
 the block size); a forest of at most s trees is one job, named and summed as without the setting.
 """
 
@@ -52,15 +52,15 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from .errors import ConfigError, name_error
-from .block_sums import block_ranges
+from ..run.block_sums import block_ranges
 from .identity import CHOSEN, canonical, check_component, folder_name, identity_hash, params_text
 from .methods import fits_tree_ranges, get_method
 from .params import Inherited, legacy_marker, params_slug, split_dotted
 from .reports import FIGURES, TABLES, table_of
-from .selection import DEFAULT_METRIC
+from ..run.selection import DEFAULT_METRIC
 
 RUNS_DIR = "results/runs"
-BLOCKS_DIR = "results/blocks"  # tree blocks of forests split into several jobs (treeopt.experiments.blocks)
+BLOCKS_DIR = "results/blocks"  # tree blocks of forests split into several jobs (treeopt.experiments.run.blocks)
 SELECTION_DIR = "results/selection"
 TABLES_DIR = "results/tables"
 FIGURES_DIR = "figures"
@@ -154,7 +154,7 @@ class RunSpec:
     """A candidate (ordinary) run: fit on the training part with fixed params.
 
     ``data`` is the identity hash of the data set entry (:func:`treeopt.data.spec.data_identity`); the folder
-    name is the params' readable slug and the hash of :meth:`identity` (:mod:`treeopt.experiments.identity`).
+    name is the params' readable slug and the hash of :meth:`identity` (:mod:`treeopt.experiments.plan.identity`).
     """
 
     dataset: str
@@ -389,7 +389,7 @@ class Plan:
         return [f"{self.figures_dir}/{stem}.{ext}" for stem in stems for ext in ("png", "pdf")]
 
     def scorecard_paths(self):
-        """The scorecard (``treeopt.experiments.scorecard``): CSV and Markdown beside the tables, a figure."""
+        """The scorecard (``treeopt.experiments.report.scorecard``): CSV and Markdown beside the tables, a figure."""
         return [f"{self.tables_dir}/scorecard.csv", f"{self.tables_dir}/scorecard.md",
                 f"{self.figures_dir}/scorecard.png", f"{self.figures_dir}/scorecard.pdf"]
 
@@ -587,7 +587,7 @@ class _Planner:
         if dataset not in self.data_keys:
             entry = (self.config.get("datasets") or {}).get(dataset) or {}
             try:
-                from ..data.spec import data_identity, parse_entry
+                from ...data.spec import data_identity, parse_entry
 
                 identity = data_identity(parse_entry(dataset, entry))
             except (ImportError, ValueError):  # an entry the data layer refuses: `check` names the problem
@@ -666,8 +666,8 @@ class _Planner:
         if block is None:
             return None, None
         if get_method(method).task == "segmentation":
-            from .block_sums import BlockError
-            from .segment_runs import check_block_stages
+            from ..run.block_sums import BlockError
+            from ..run.segment_runs import check_block_stages
 
             try:
                 check_block_stages(n_trees, block)
