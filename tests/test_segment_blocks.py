@@ -10,7 +10,7 @@ import yaml
 
 from treeopt.experiments.run.blocks import BlockError, block_ranges, run_block
 from treeopt.experiments.run.runner import run
-from treeopt.experiments.run.segment_runs import check_block_stages
+from treeopt.experiments.plan.tree_blocks import check_block_stages
 from treeopt.segmentation import ForestSegmenter
 from treeopt.trees import load_trees
 

@@ -11,7 +11,8 @@ import yaml
 
 from treeopt.experiments.report.captions import NOT_IN_A_PAPER, CAPTIONS, caption, category, paper_item
 from treeopt.experiments.plan.config import load_config
-from treeopt.experiments.plan.build import build_plan, output_dirs
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.specs import output_dirs
 from treeopt.experiments.plan.reports import FIGURES, REPORTS, TABLES
 
 REPO = Path(__file__).resolve().parents[1]

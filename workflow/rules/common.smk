@@ -1,4 +1,4 @@
-# Config validation and the run plan. All path logic lives in treeopt.experiments.plan.build (tested in Python);
+# Config validation and the run plan. All path logic lives in treeopt.experiments.plan (tested in Python);
 # the rules below only look files up in PLAN.
 import os
 import re
@@ -12,7 +12,8 @@ from treeopt.experiments.plan.config import ConfigError, validate_config
 from treeopt.experiments.run.migrate import migrate
 from treeopt.experiments.plan.paper_values import dataset_links
 from treeopt.experiments.plan.params import plain_params
-from treeopt.experiments.plan.build import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.specs import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR
 from treeopt.experiments.plan.reports import FIGURES
 
 min_version("8.0")

@@ -67,7 +67,7 @@ def copy_run_records(run_dirs, out):
 
     import yaml
 
-    from .plan.build import RUNS_DIR, SELECTION_DIR
+    from .plan.specs import RUNS_DIR, SELECTION_DIR
 
     out, n = Path(out), 0
 
@@ -192,7 +192,7 @@ def _hours(seconds, width=10):
 
 def _print_estimate(plan, cores, threads=None):
     from .infra.cost import MODEL_FILE, estimate_plan
-    from .plan.build import BLOCKS_DIR
+    from .plan.specs import BLOCKS_DIR
 
     threads = threads or plan.n_jobs
     costs = estimate_plan(plan, threads=threads)

@@ -70,6 +70,7 @@ import yaml
 
 from ..plan.methods import get_method, resolve_value
 from ..plan.params import is_inherit_marker
+from ..plan.tree_blocks import N_TRAIN_SCORED, stage_sizes
 
 MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
 SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
@@ -356,8 +357,6 @@ def estimate_merge(spec, model=None, processed_dir=None):
     shape = dataset_shape(spec.dataset, model, processed_dir)
     merge = model["merge"]
     if get_method(spec.method).task == "segmentation":  # sums per pixel of the scored images (segment_runs)
-        from ..run.segment_runs import N_TRAIN_SCORED, stage_sizes
-
         images = shape.n_test + (0 if refit else shape.n_val) + N_TRAIN_SCORED
         per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
         ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)

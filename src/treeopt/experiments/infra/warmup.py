@@ -148,7 +148,7 @@ def shrunk_params(estimator):
 def exercise_prediction(estimator, X):
     """Compile the kernels the run calls after the fit too: prediction and the fitted trees' statistics (a
     streamed forest scores its trees inside the timed loop)."""
-    from ..run.metrics import fitted_trees
+    from ...trees import fitted_trees
 
     estimator.predict(X)
     if hasattr(estimator, "predict_proba"):

@@ -115,7 +115,8 @@ RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
     from .methods import METHODS, fits_tree_ranges, get_method
-    from .build import inherit_problems, staged_fits  # the plan's own checks give the same messages here
+    from .build import staged_fits  # the plan's own checks give the same messages here
+    from .inherit import inherit_problems
     from .reports import REPORTS
     from .values import parameter_problems
 

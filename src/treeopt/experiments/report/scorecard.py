@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..plan import paper_values
-from ..plan.build import output_dirs
+from ..plan.specs import output_dirs
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
 NOT_LIKE = "not like for like"

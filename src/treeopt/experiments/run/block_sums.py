@@ -15,21 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..plan.tree_blocks import BlockError, block_ranges
+
 BLOCK_FILES = frozenset({"block.json", "sums.npz", "model.npz", "log.txt"})
 # what a block must share with the run that merges it (and with the other blocks)
 SAME_RUN_KEYS = ("dataset", "method", "params", "seed", "fit_on", "split_sha256", "n_estimators", "block_trees")
-
-
-class BlockError(ValueError):
-    """Blocks that do not make up the run asked for (missing, overlapping, of another run, damaged)."""
-
-
-def block_ranges(n_trees, block_trees):
-    """The tree ranges of a forest of ``n_trees`` split into blocks of ``block_trees`` (the last may be smaller)."""
-    n_trees, block_trees = int(n_trees), int(block_trees)
-    if n_trees < 1 or block_trees < 1:
-        raise ValueError(f"n_trees and block_trees must be positive, got {n_trees} and {block_trees}")
-    return [range(start, min(start + block_trees, n_trees)) for start in range(0, n_trees, block_trees)]
 
 
 def is_block_folder(path):

@@ -36,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .block_sums import BlockError, block_ranges, block_setup, is_block_folder, merge_blocks, read_blocks
+from ..plan.tree_blocks import BlockError, block_ranges
+from .block_sums import block_setup, is_block_folder, merge_blocks, read_blocks
 
 __all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
            "run_block"]

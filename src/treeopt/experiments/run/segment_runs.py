@@ -31,25 +31,8 @@ import numpy as np
 
 from . import metrics as _metrics
 from ...trees import save_trees
-from .block_sums import BlockError, read_blocks
-
-N_TRAIN_SCORED = 5  # training images scored (the whole forest only)
-
-
-def stage_sizes(n_trees):
-    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
-    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
-    return [*sizes, int(n_trees)]
-
-
-def check_block_stages(n_trees, block_trees):
-    """Raise :class:`BlockError` unless every staged size of a forest of ``n_trees`` split in blocks of
-    ``block_trees`` lies inside the first block or ends a block (later blocks cannot score sizes inside them: the
-    sum of the blocks before is not theirs)."""
-    inside = [m for m in stage_sizes(n_trees) if m > block_trees and m % block_trees and m != n_trees]
-    if inside:
-        raise BlockError(f"a segmentation forest of {n_trees} trees in blocks of {block_trees}: staged sizes {inside} "
-                         "fall inside later blocks; use a block size that is a power of two")
+from ..plan.tree_blocks import N_TRAIN_SCORED, BlockError, check_block_stages, stage_sizes
+from .block_sums import read_blocks
 
 
 def _fit_images(split, fit_on):
