@@ -18,7 +18,7 @@ import numpy as np
 
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.plan.config import load_config
-from treeopt.experiments.run.runner import make_estimator
+from treeopt.experiments.plan.methods import make_estimator
 
 ROOT = Path(__file__).resolve().parents[1]
 

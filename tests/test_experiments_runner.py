@@ -184,7 +184,7 @@ def test_a_dotted_parameter_goes_inside_the_dict_parameter_and_reads_the_inner_n
 
 def test_a_refit_takes_the_loaded_training_and_validation_rows_without_a_copy(tmp_path):
     from treeopt.data import load_split, prepare_split
-    from treeopt.experiments.run.runner import _stacked
+    from treeopt.experiments.run.fit import _stacked
 
     config = {"data": {"processed_dir": str(tmp_path / "processed"), "raw_dir": str(tmp_path / "raw")},
               "datasets": {"wine": {"task": "classification", "format": "sklearn", "options": {"loader": "wine"},

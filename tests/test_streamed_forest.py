@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 import pytest
 
-from treeopt.experiments.run import runner, streamed
+from treeopt.experiments.run import fit, streamed
 from treeopt.experiments.run.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest._ordered import ordered_map
@@ -28,7 +28,7 @@ def _run_both(tmp_path, monkeypatch, method, params, stages, fit_on="train"):
                   fit_on=fit_on, n_jobs=2, save_model=True, stages={"n_estimators": stages})
     streamed_run = run(tmp_path / "streamed", **kwargs)
     with monkeypatch.context() as m:
-        m.setattr(runner, "streams", lambda estimator, task: False)
+        m.setattr(fit, "streams", lambda estimator, task: False)
         whole_run = run(tmp_path / "whole", **kwargs)
     return streamed_run, whole_run
 

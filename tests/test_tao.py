@@ -425,7 +425,7 @@ def test_paper_values_match_the_config_and_path_metrics():
     from types import SimpleNamespace
 
     from treeopt.experiments.plan import paper_values
-    from treeopt.experiments.run.runner import fit_and_measure
+    from treeopt.experiments.run.fit import fit_and_measure
 
     # the paper profile's TAO experiments name data sets as config.yaml does (connect4, sensit_seismic, ...): each
     # finds the paper's number at the depth the experiment runs; the stand-in Fashion-MNIST never does

@@ -111,7 +111,7 @@ onstart:
     # A run killed with `kill -9` leaves its hidden temporary folder (`.seed0.tmp-p{pid}-...`) or file behind;
     # remove those whose process is gone (name pattern, marker file and pid checked: nothing else is touched).
     from treeopt.data.prepare import clean_stale_temporaries as _clean_data_temporaries
-    from treeopt.experiments.run.runner import clean_stale_temporaries as _clean_run_temporaries
+    from treeopt.experiments.run.folders import clean_stale_temporaries as _clean_run_temporaries
     from treeopt.data import data_settings as _data_settings
 
     _raw_dir = _data_settings(config).raw_dir

@@ -47,7 +47,8 @@ import yaml
 
 from .plan.config import ConfigError, load_config
 from .plan.build import build_plan
-from .run.runner import RunFolderError, rerun
+from .run.folders import RunFolderError
+from .run.runner import rerun
 
 
 def _config(args):

@@ -8,7 +8,7 @@ that imported all of that once; the server forks, and the child runs the job as 
 * with the wrapper's working directory, environment and ``sys.argv``, and its standard input, output and error
   (the file descriptors are passed over the socket), so logs, C-level output and relative paths are the same;
 * as its own process: a job that crashes, leaks or calls ``os._exit`` takes nothing else with it, and the run
-  folder's temporary carries the child's pid as before (:mod:`treeopt.experiments.run.runner`);
+  folder's temporary carries the child's pid as before (:mod:`treeopt.experiments.run.folders`);
 * tied to the wrapper: when the wrapper goes (Snakemake stops a job, Ctrl-C), the connection closes and the
   child gets SIGTERM, as the wrapper process itself would have.
 

@@ -170,7 +170,7 @@ def warm_one(item, log):
 
     split = load_split(item["split"])
     task = get_method(item["method"]).task
-    X_fit, y_fit = split.X_train, split.y_train  # a first run fits on the training part (runner.fit_parts)
+    X_fit, y_fit = split.X_train, split.y_train  # a first run fits on the training part (run.fit.fit_parts)
     n_features = None if task == "segmentation" else X_fit.shape[1]
     estimator = make_estimator(item["method"], item["params"], item["seed"], n_jobs=1, n_features=n_features)
     seconds = warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log, locked=True)

@@ -20,7 +20,7 @@ numbers (``params.yaml`` records ``block_trees``). ``tests/test_forest_blocks.py
 forests.
 
 A block folder is written like a run folder: into a hidden temporary sibling (same names and marker as
-:mod:`treeopt.experiments.run.runner`'s, so stale ones of killed jobs are cleaned the same way) and renamed into
+:mod:`treeopt.experiments.run.folders`, so stale ones of killed jobs are cleaned the same way) and renamed into
 place at the end: an interrupted block leaves nothing that looks finished. This module fits blocks; their folders'
 checks and the merge are in :mod:`treeopt.experiments.run.block_sums` (which the runner imports: no import circle).
 """
@@ -38,6 +38,7 @@ import numpy as np
 
 from ..plan.tree_blocks import BlockError, block_ranges
 from .block_sums import block_setup, is_block_folder, merge_blocks, read_blocks
+from .folders import TMP_MARKER, make_temporary
 
 __all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
            "run_block"]
@@ -82,7 +83,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     if block_dir.exists() and not (is_block_folder(block_dir) or (block_dir.is_dir() and not any(block_dir.iterdir()))):
         raise BlockError(f"{block_dir}: exists and is not a block folder; it is left alone")
     block_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _runner._make_temporary(block_dir)
+    tmp = make_temporary(block_dir)
     logger, detach = _logger(tmp)
     try:
         split = _runner._load_split(split_path)
@@ -123,18 +124,19 @@ def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_tree
     (:func:`treeopt.experiments.run.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
     and returns the block record's other fields."""
     from . import runner as _runner
-    from ..plan.methods import make_estimator
     from ..infra.precompile import warm_up_listed as warm_up
+    from ..plan.methods import make_estimator
+    from .fit import fit_parts, streamed_stage_indices
     from .streamed import fit_streamed, streams
 
-    X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)
+    X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
     if not streams(estimator, spec.task):
         raise BlockError(f"method {method!r} cannot be split into tree blocks: only treeopt's bagged forests "
                          f"(CO2 Forest, OC1 Forest) and segmentation forests are fitted tree by tree")
     n_estimators = int(estimator.n_estimators)
     sizes = {v for values in dict(stages or {}).values() for v in values}
-    wanted = _runner._streamed_stage_indices(estimator, sizes)
+    wanted = streamed_stage_indices(estimator, sizes)
     compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=log)  # not timed
     log.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, seed %d",
              trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on, params, seed)
@@ -160,15 +162,9 @@ def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_tree
 
 def _replace(tmp, block_dir):
     """Rename the finished temporary into place (an earlier block folder there is replaced)."""
-    (tmp / _runner_marker()).unlink()
+    (tmp / TMP_MARKER).unlink()
     if block_dir.exists():
         if not (is_block_folder(block_dir) or not any(block_dir.iterdir())):
             raise BlockError(f"{block_dir}: exists and is not a block folder; left alone (the block is not saved)")
         shutil.rmtree(block_dir)
     os.rename(tmp, block_dir)
-
-
-def _runner_marker():
-    from .runner import TMP_MARKER
-
-    return TMP_MARKER
