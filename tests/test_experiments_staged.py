@@ -14,7 +14,9 @@ from treeopt.experiments.plan.config import ConfigError, validate_config
 from treeopt.experiments.run.metrics import task_metrics
 from treeopt.experiments.plan.build import build_plan, staged_fits
 from treeopt.experiments.run.staged import staged_scores
-from treeopt.experiments.report.tables import co2_table1, load_runs, size_curve
+from treeopt.experiments.report.tables import load_runs
+from treeopt.experiments.report.tables_co2 import co2_table1
+from treeopt.experiments.report.tables_rgf import size_curve
 from treeopt.forest import BaggedTreesClassifier
 
 

@@ -325,7 +325,8 @@ def test_segmentation_runs_record_jaccard_staged_scores_and_label_maps(segmentat
 
 
 def test_segmentation_tables_and_figures(segmentation_runs, tmp_path):
-    from treeopt.experiments.report.tables import co2_fig3_segmentation, co2_fig4_jaccard, co2_table2_jaccard, load_runs
+    from treeopt.experiments.report.tables import load_runs
+    from treeopt.experiments.report.tables_co2 import co2_fig3_segmentation, co2_fig4_jaccard, co2_table2_jaccard
     from treeopt.plots.segmentation import jaccard_curves, segmentation_examples
     from treeopt.plots.style import save
 
