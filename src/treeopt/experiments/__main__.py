@@ -133,7 +133,8 @@ def _scorecard(args):
     from pathlib import Path
 
     from .plan.paper_values import dataset_links, linked
-    from .report.scorecard import STATUSES, scorecard_for
+    from .report.scorecard import STATUSES
+    from .report.scorecard_pages import scorecard_for
 
     config = _config(args)
     command = "python -m treeopt.experiments scorecard" + "".join(f" --set {kv}" for kv in args.set)

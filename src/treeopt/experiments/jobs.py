@@ -104,7 +104,8 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
 
     from treeopt.experiments.plan.paper_values import dataset_links, linked
     from treeopt.experiments.plan.build import build_plan
-    from treeopt.experiments.report.scorecard import build_scorecard, write_scorecard
+    from treeopt.experiments.report.scorecard import build_scorecard
+    from treeopt.experiments.report.scorecard_pages import write_scorecard
 
     with logged([log]), linked(dataset_links(config)):
         frames = {Path(path).stem: (pd.read_csv(path), str(path)) for path in tables}
