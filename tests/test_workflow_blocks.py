@@ -122,7 +122,7 @@ TINY_SEGMENTATION = {
 def test_paper_profile_splits_segmentation_candidates_and_finals_into_blocks(tmp_path):
     """The 16-tree CO2 segmentation candidates (~5 CPU-h each in one job) and the 32-tree finals are 4-tree block
     jobs and a merge each; the plan's longest job stays under 4 hours."""
-    from treeopt.experiments.infra.cost import estimate_plan
+    from treeopt.experiments.infra.cost_plan import estimate_plan
 
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     candidates = [run for run in plan.runs.values() if run.method == "seg_co2"]

@@ -193,7 +193,8 @@ def _hours(seconds, width=10):
 
 
 def _print_estimate(plan, cores, threads=None):
-    from .infra.cost import MODEL_FILE, estimate_plan
+    from .infra.cost import MODEL_FILE
+    from .infra.cost_plan import estimate_plan
     from .plan.specs import BLOCKS_DIR
 
     threads = threads or plan.n_jobs
