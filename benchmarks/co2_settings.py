@@ -7,9 +7,9 @@ same seed-0 choices, copied from the last Table I run, so a fresh clone benchmar
 
 from pathlib import Path
 
+from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.methods import get_method
-from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.run.selection import read_selection
 
 # The paper profile's seed-0 choices of the Table I run at the 10-epoch stop rule (results/paper/co2_table1.csv,

@@ -1,7 +1,8 @@
 """Timed runs for the cost model (``treeopt.experiments.infra.cost``): calibration, and the check against real runs.
 
     python benchmarks/cost_runs.py calibrate [--only NAME ...]   # timed runs -> benchmarks/results/cost_calibration.jsonl
-    python benchmarks/cost_runs.py fit                           # coefficients -> src/treeopt/experiments/infra/cost_model.yaml
+    python benchmarks/cost_runs.py fit                           # coefficients -> src/treeopt/experiments/infra/
+                                                                 #   cost_model.yaml
     python benchmarks/cost_runs.py check [--only NAME ...]       # paper-profile runs -> benchmarks/results/cost_model_check.jsonl
     python benchmarks/cost_runs.py collect [DIR ...]             # fit times of the workflow's paper-profile run folders
                                                                  # -> benchmarks/results/cost_model_check_runs.jsonl

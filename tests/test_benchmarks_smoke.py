@@ -201,7 +201,8 @@ def test_run_memory_and_cost_runs(in_work, capsys):
     cost_runs.main(["collect", str(in_work / "runs"), "--results", str(results)])
     assert len((results / "cost_calibration.jsonl").read_text().splitlines()) == 1
     assert "cart/digits/4" in set(pd.read_csv(results / "cost_model_check.csv").run)
-    assert (results / "cost_model.yaml").read_text() != (ROOT / "src/treeopt/experiments/infra/cost_model.yaml").read_text()
+    package_model = ROOT / "src/treeopt/experiments/infra/cost_model.yaml"
+    assert (results / "cost_model.yaml").read_text() != package_model.read_text()
     assert (results / "cost_model_check_runs.jsonl").read_text().strip()
 
 

@@ -48,7 +48,7 @@ def long_modules(root=EXPERIMENTS, limit=MAX_EXPERIMENT_LINES):
 
 
 def test_no_module_of_the_experiment_layer_is_over_400_lines():
-    assert long_modules() == [], "split the module along its seams (see docs/DESIGN.md, Code layout)"
+    assert long_modules() == [], "split the module along its seams (docs/DESIGN.md, \"Code layout\")"
 
 
 def test_the_line_rule_sees_a_long_module(tmp_path):

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treeopt.experiments.infra import cost, cost_plan, resources
 from treeopt.experiments.__main__ import main
-from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.infra import cost, cost_plan, resources
 from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.specs import FinalSpec, RunSpec
 
 REPO = Path(__file__).resolve().parents[1]

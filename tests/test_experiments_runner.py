@@ -8,7 +8,6 @@ import yaml
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt.experiments.plan import methods
-
 from treeopt.experiments.run import runner
 from treeopt.experiments.run.runner import METRICS_KEYS, run
 from treeopt.trees import load_trees

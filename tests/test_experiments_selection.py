@@ -7,10 +7,10 @@ import math
 import pytest
 import yaml
 
-from treeopt.experiments.plan.config import ConfigError
-from treeopt.experiments.plan.params import Inherited, plain_params
 from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import ConfigError
 from treeopt.experiments.plan.inherit import inherit_problems
+from treeopt.experiments.plan.params import Inherited, plain_params
 from treeopt.experiments.run.selection import final_params, select, select_runs
 
 

@@ -9,14 +9,14 @@ import pytest
 from sklearn.datasets import load_diabetes, load_wine
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier
 
-from treeopt.experiments.run import runner
-from treeopt.experiments.plan.config import ConfigError, validate_config
-from treeopt.experiments.run.metrics import task_metrics
 from treeopt.experiments.plan.build import build_plan, staged_fits
-from treeopt.experiments.run.staged import staged_scores
+from treeopt.experiments.plan.config import ConfigError, validate_config
 from treeopt.experiments.report.tables import load_runs
 from treeopt.experiments.report.tables_co2 import co2_table1
 from treeopt.experiments.report.tables_rgf import size_curve
+from treeopt.experiments.run import runner
+from treeopt.experiments.run.metrics import task_metrics
+from treeopt.experiments.run.staged import staged_scores
 from treeopt.forest import BaggedTreesClassifier
 
 

@@ -1,5 +1,6 @@
-"""A forest split into tree blocks (treeopt.experiments.run.blocks): block jobs merged give the run one job gives, bit for
-bit (trees, probabilities, staged errors, metrics.json); interrupted blocks leave nothing; wrong blocks are refused."""
+"""A forest split into tree blocks (treeopt.experiments.run.blocks): block jobs merged give the run one job gives, bit
+for bit (trees, probabilities, staged errors, metrics.json); interrupted blocks leave nothing; wrong blocks are
+refused."""
 
 import json
 

@@ -9,11 +9,11 @@ import yaml
 from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
-from treeopt.experiments.report import tables, tables_nongreedy
-from treeopt.experiments.report.captions import caption
 from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.methods import make_estimator
 from treeopt.experiments.plan.reports import FIGURES, table_of
+from treeopt.experiments.report import tables, tables_nongreedy
+from treeopt.experiments.report.captions import caption
 from treeopt.experiments.run.runner import run
 from treeopt.nongreedy.timing import SGDTimingClassifier
 from treeopt.plots import nongreedy as ng_plots

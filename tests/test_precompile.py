@@ -78,8 +78,8 @@ def test_a_waiting_job_warms_up_other_methods(tmp_path, monkeypatch):
     import threading
 
     from treeopt.data import prepare_split
-    from treeopt.experiments.plan.config import load_config
     from treeopt.experiments.infra.warmup import _lock_path
+    from treeopt.experiments.plan.config import load_config
 
     monkeypatch.chdir(tmp_path)
     cache = tmp_path / "numba-cache"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.specs import BLOCKS_DIR
 
 REPO = Path(__file__).resolve().parents[1]

@@ -51,8 +51,8 @@ TINY_INHERIT = {
 
 def plan_of(config):
     """The workflow's plan of a test config (run folders are named by identity: look them up by experiment)."""
-    from treeopt.experiments.plan.config import validate_config
     from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.config import validate_config
 
     return build_plan(validate_config(copy.deepcopy(config)))
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
+from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.plan.config import ConfigError, validate_config
-from treeopt.experiments.run.migrate import migrate
 from treeopt.experiments.plan.paper_values import dataset_links
 from treeopt.experiments.plan.params import plain_params
-from treeopt.experiments.plan.build import build_plan
-from treeopt.experiments.plan.specs import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR
 from treeopt.experiments.plan.reports import FIGURES
+from treeopt.experiments.plan.specs import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR
+from treeopt.experiments.run.migrate import migrate
 
 min_version("8.0")
 

@@ -9,8 +9,8 @@
 # sweep value it covers. Names use letters, digits and . _ + - only (shell- and cluster-safe).
 
 
-from treeopt.experiments.plan.identity import SAFE_COMPONENT
 from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
+from treeopt.experiments.plan.identity import SAFE_COMPONENT
 
 SAFE_NAME = SAFE_COMPONENT.pattern
 

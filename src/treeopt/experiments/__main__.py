@@ -29,8 +29,8 @@ some targets were asked of Snakemake. The workflow's own tables always need ever
 ``figures/scorecard.png|pdf``; with ``--out DIR`` the tables are read from and written to ``DIR``.
 
 ``plan --estimate`` prints, per experiment and in total, the CPU hours and the largest peak memory the cost model
-(:mod:`treeopt.experiments.infra.cost`, measured) expects of the profile's jobs (candidate and final runs; a forest split
-into tree blocks is its block jobs and the merge, see ``forest_block_trees`` in config.yaml), the longest job and
+(:mod:`treeopt.experiments.infra.cost`, measured) expects of the profile's jobs (candidate and final runs; a forest
+split into tree blocks is its block jobs and the merge, see ``forest_block_trees`` in config.yaml), the longest job and
 which it is, and how long the whole profile takes on N cores (``--cores``, default 2 and 100): the CPU hours over N,
 or the longest job if that is longer.
 
@@ -45,8 +45,8 @@ from collections import Counter
 
 import yaml
 
-from .plan.config import ConfigError, load_config
 from .plan.build import build_plan
+from .plan.config import ConfigError, load_config
 from .run.folders import RunFolderError
 from .run.runner import rerun
 
@@ -95,9 +95,9 @@ def copy_run_records(run_dirs, out):
 def _report(args):
     from pathlib import Path
 
-    from .report.figures import render_figure
     from .plan.paper_values import dataset_links, linked
     from .plan.reports import FIGURES, TABLES
+    from .report.figures import render_figure
     from .report.tables import load_runs, write_table
 
     config = _config(args)

@@ -2,7 +2,8 @@
 
 A wrapper reads its Snakemake job (wildcards, inputs, params, log) into keyword arguments and hands them to
 :func:`treeopt.experiments.warm_worker.call`, which runs the function here in a warm worker's child (or in the wrapper's
-own process). Each job writes its output and traceback to its log file (:func:`~treeopt.experiments.infra.joblog.logged`).
+own process). Each job writes its output and traceback to its log file
+(:func:`~treeopt.experiments.infra.joblog.logged`).
 """
 
 from pathlib import Path
@@ -102,8 +103,8 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
     """The reproduction scorecard (every paper number of the profile beside ours) from its tables."""
     import pandas as pd
 
-    from treeopt.experiments.plan.paper_values import dataset_links, linked
     from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.paper_values import dataset_links, linked
     from treeopt.experiments.report.scorecard import build_scorecard
     from treeopt.experiments.report.scorecard_pages import write_scorecard
 

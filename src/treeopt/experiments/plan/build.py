@@ -17,8 +17,8 @@ else at the fit size.
 **Tree blocks** (``forest_block_trees: {method: s}`` on a profile): a final run of a treeopt bagged forest growing
 more than s trees is fitted by block jobs (:class:`BlockSpec`, ``results/blocks/{dataset}/{method}/{final name}/
 seed{seed}/trees{first}-{stop}``, in :attr:`Plan.blocks`) and its own job merges them
-(:mod:`treeopt.experiments.run.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits depend on
-the block size); a forest of at most s trees is one job, named and summed as without the setting
+(:mod:`treeopt.experiments.run.blocks`). ``FinalSpec.block_trees`` is part of its identity (the sums' last bits
+depend on the block size); a forest of at most s trees is one job, named and summed as without the setting
 (:mod:`treeopt.experiments.plan.tree_blocks`).
 """
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from .build import active_profile  # noqa: F401 (part of this module's interface)
 from .errors import ConfigError, name_error
 from .params import split_dotted
-from .build import active_profile  # noqa: F401 (part of this module's interface)
 
 SCHEMA_RELPATH = Path("workflow") / "schemas" / "config.schema.yaml"
 _REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -114,9 +114,9 @@ RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
 
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
-    from .methods import METHODS, fits_tree_ranges, get_method
     from .build import staged_fits  # the plan's own checks give the same messages here
     from .inherit import inherit_problems
+    from .methods import METHODS, fits_tree_ranges, get_method
     from .reports import REPORTS
     from .values import parameter_problems
 

@@ -33,7 +33,6 @@ import pandas as pd
 from ..plan import paper_values
 from ..plan.specs import output_dirs
 
-
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
 NOT_LIKE = "not like for like"
 NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"

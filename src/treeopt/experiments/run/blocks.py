@@ -74,8 +74,8 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     The arguments are those of the final run that merges the block (:func:`treeopt.experiments.run.runner.run`);
     ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
     """
-    from . import runner as _runner
     from ..plan.methods import get_method
+    from . import runner as _runner
 
     trees = range(*trees) if not isinstance(trees, range) else trees
     params, inherited = _runner.resolve_inherited(params, inherit)
@@ -123,9 +123,9 @@ def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_tree
     """A bagged forest's block on a table of rows (CO2 Forest, OC1 Forest): fitted and summed tree by tree
     (:func:`treeopt.experiments.run.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
     and returns the block record's other fields."""
-    from . import runner as _runner
     from ..infra.precompile import warm_up_listed as warm_up
     from ..plan.methods import make_estimator
+    from . import runner as _runner
     from .fit import fit_parts, streamed_stage_indices
     from .streamed import fit_streamed, streams
 

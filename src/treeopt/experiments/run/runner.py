@@ -25,7 +25,7 @@ from . import metrics as _metrics
 from .fit import fit_and_measure
 from .folders import RunFolderError, check_output_folder, is_run_folder, make_temporary, move_into_place
 
-# compile_seconds: numba kernels compiled or loaded before the timed fit (warmup.py; 0.0 for learners without
+# compile_seconds: numba kernels compiled or loaded before the timed fit (infra/warmup.py; 0.0 for learners without
 # kernels); fit_compile_seconds: what numba still spent on them inside the timed fit (0 expected)
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "tree", "versions",

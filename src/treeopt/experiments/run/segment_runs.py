@@ -29,9 +29,9 @@ import zipfile
 
 import numpy as np
 
-from . import metrics as _metrics
 from ...trees import save_trees
 from ..plan.tree_blocks import N_TRAIN_SCORED, BlockError, check_block_stages, stage_sizes
+from . import metrics as _metrics
 from .block_sums import read_blocks
 
 
@@ -115,9 +115,9 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     ``blocks``: the folders of the run's tree block jobs, merged instead of fitting (``block_check``: what each
     must share with this run, :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
     forest's trees are written (a merge copies them from the blocks, in tree order)."""
-    from ..plan.methods import make_estimator
     from ..infra.precompile import warm_up_listed as warm_up
     from ..infra.warmup import numba_compile_clock
+    from ..plan.methods import make_estimator
 
     log = log or logging.getLogger(__name__)
     parts = _parts(split, fit_on)
@@ -176,8 +176,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set) and, when ``keep``,
     ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
     block, each tree's statistics, timings)."""
-    from ..plan.methods import make_estimator
     from ..infra.precompile import warm_up_listed as warm_up
+    from ..plan.methods import make_estimator
 
     X_fit, y_fit = _fit_images(split, fit_on)
     parts = _parts(split, fit_on)
