@@ -46,8 +46,9 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     trees are written there one by one. Other models are written there after fitting.
 
     ``block_trees``: a bagged forest's tree probabilities are summed in blocks of that many trees (as block jobs
-    are merged; :mod:`treeopt.experiments.run.blocks`). ``blocks``: the folders of those block jobs, merged instead of
-    fitting (``block_check``: what each must share with this run, :data:`treeopt.experiments.run.blocks.SAME_RUN_KEYS`).
+    are merged; :mod:`treeopt.experiments.run.blocks`). ``blocks``: the folders of those block jobs, merged instead
+    of fitting (``block_check``: what each must share with this run,
+    :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`).
     """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
