@@ -4,13 +4,13 @@
 # See workflow/README.md.
 
 
-from treeopt.experiments.scorecard import report_intro
+from treeopt.experiments.report.scorecard_pages import report_intro
 
 
 configfile: "config.yaml"
 
 
-# the report opens on the scorecard table when the profile has one (treeopt.experiments.scorecard.report_intro)
+# the report opens on the profile's scorecard table when it has one (treeopt.experiments.report.scorecard_pages)
 report: report_intro("workflow/report/workflow.rst", config) if workflow.is_main_process else "workflow/report/workflow.rst"
 
 

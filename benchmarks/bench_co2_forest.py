@@ -52,8 +52,8 @@ import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import resolve_value
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import resolve_value
 import threading
 
 import treeopt.greedy.co2 as co2_module

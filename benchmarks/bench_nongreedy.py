@@ -32,7 +32,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.nongreedy import _init, _sgd
 from treeopt.nongreedy.estimator import run_epoch

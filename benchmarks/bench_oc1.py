@@ -46,7 +46,7 @@ def load(name, config_path, max_rows=None):
     """(X_train, y_train, X_test, y_test) of a benchmark data set; ``max_rows`` keeps the first rows (smoke runs)."""
     if name == "letter":
         from treeopt.data import load_split, prepare_split
-        from treeopt.experiments.config import load_config
+        from treeopt.experiments.plan.config import load_config
 
         split = load_split(prepare_split("letter", load_config(config_path), 0))
         data = split.X_train, split.y_train, split.X_test, split.y_test

@@ -30,7 +30,7 @@ import pandas as pd
 
 from treeopt.boosting import RGFClassifier, RGFRegressor
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ["adult", "rgf_synth_q64_reg", "rgf_synth_q16_reg", "rgf_synth_q4_reg", "rgf_synth_q2_reg",

@@ -20,7 +20,7 @@ import pandas as pd
 
 from treeopt.boosting import RGFClassifier, RGFRegressor
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = (("l2", 1.0, 0.01), ("min_penalty", 2.0, 0.005), ("min_penalty_sib", 2.0, 0.005))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import AxisAlignedTreeClassifier
 from treeopt.tao import TAOTreeClassifier
 

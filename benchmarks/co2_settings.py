@@ -7,10 +7,10 @@ same seed-0 choices, copied from the last Table I run, so a fresh clone benchmar
 
 from pathlib import Path
 
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import get_method
-from treeopt.experiments.plan import build_plan
-from treeopt.experiments.selection import read_selection
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import get_method
+from treeopt.experiments.run.selection import read_selection
 
 # The paper profile's seed-0 choices of the Table I run at the 10-epoch stop rule (results/paper/co2_table1.csv,
 # stop 19), so a clone without the git-ignored selection files benchmarks the same setting as this machine.

@@ -1,7 +1,8 @@
-"""Timed runs for the cost model (``treeopt.experiments.cost``): calibration, and the check against real runs.
+"""Timed runs for the cost model (``treeopt.experiments.infra.cost``): calibration, and the check against real runs.
 
     python benchmarks/cost_runs.py calibrate [--only NAME ...]   # timed runs -> benchmarks/results/cost_calibration.jsonl
-    python benchmarks/cost_runs.py fit                           # coefficients -> src/treeopt/experiments/cost_model.yaml
+    python benchmarks/cost_runs.py fit                           # coefficients -> src/treeopt/experiments/infra/
+                                                                 #   cost_model.yaml
     python benchmarks/cost_runs.py check [--only NAME ...]       # paper-profile runs -> benchmarks/results/cost_model_check.jsonl
     python benchmarks/cost_runs.py collect [DIR ...]             # fit times of the workflow's paper-profile run folders
                                                                  # -> benchmarks/results/cost_model_check_runs.jsonl
@@ -54,7 +55,7 @@ CHECK_SUMMARY = RESULTS / "cost_model_check_summary.csv"
 RUN_ROOTS = ["/work/ng/results/runs/connect4/cart", "/work/ng/results/runs/connect4/co2_tree",
              "/work/ng/results/runs/connect4/random_oblique_tree", "/work/ng/results/runs/connect4/nongreedy_tree",
              "/work/optimal/results/runs/satimage", "/work/optimal/results/runs/connect4"]
-MODEL = ROOT / "src/treeopt/experiments/cost_model.yaml"
+MODEL = ROOT / "src/treeopt/experiments/infra/cost_model.yaml"
 PROCESSED = ROOT / "data/processed"  # prepared splits (run shapes are read from their headers)
 
 # --smoke: one tiny run of each kind, so the script's every command can be re-run in seconds (tests)
@@ -236,7 +237,7 @@ def _latest(rows):
 def fit():
     """Per-method CPU coefficients from the calibration runs, written into the model file."""
     sys.path.insert(0, str(ROOT / "src"))
-    from treeopt.experiments import cost
+    from treeopt.experiments.infra import cost
 
     model = yaml.safe_load(MODEL.read_text())
     rows = _latest(_read(CALIBRATION))
@@ -346,7 +347,7 @@ def _calibration_twin(row):
 
 def folder_rows(model):
     """Predicted against measured fit time of each collected run folder (``collect``), predictions a priori."""
-    from treeopt.experiments import cost
+    from treeopt.experiments.infra import cost
 
     out, skipped = [], []
     # the start's share spent before the runner begins (imports): process CPU minus the runner's CPU of the
@@ -389,7 +390,7 @@ def table():
     sys.path.insert(0, str(ROOT / "src"))
     import pandas as pd
 
-    from treeopt.experiments import cost
+    from treeopt.experiments.infra import cost
 
     model = cost.load_model(MODEL)  # the package's file, or the copy under --results
     out = []

@@ -1,4 +1,4 @@
-"""One workflow run (``treeopt.experiments.runner.run``) with its peak memory and CPU time, as one JSON line.
+"""One workflow run (``treeopt.experiments.run.runner.run``) with its peak memory and CPU time, as one JSON line.
 
     python benchmarks/run_memory.py connect4 co2_forest '{"nu": 0.1, "learning_rate": 0.03, "max_features": "p^0.9"}' \
         --stages 100 300 1000 --fit-on trainval --n-jobs 2 [--out DIR] [--save-model]
@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from treeopt.data import load_split
-from treeopt.experiments.runner import run
+from treeopt.experiments.run.runner import run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from treeopt.data import load_split
-from treeopt.experiments.runner import make_estimator
+from treeopt.experiments.plan.methods import make_estimator
 
 STAGES = (10, 30, 100, 300, 1000)
 

@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import treeopt.greedy.co2 as co2_module  # noqa: E402
 from treeopt.data import load_split, prepare_split  # noqa: E402
-from treeopt.experiments.config import load_config  # noqa: E402
+from treeopt.experiments.plan.config import load_config  # noqa: E402
 from treeopt.greedy.co2 import _log_losses, leaf_log_frequencies, optimize_co2_stump  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,8 +27,8 @@ def forest(out):
     from co2_settings import chosen_params  # noqa: E402 (the benchmark's setting, shared)
 
     from treeopt.data import load_split, prepare_split
-    from treeopt.experiments.config import load_config
-    from treeopt.experiments.methods import resolve_value
+    from treeopt.experiments.plan.config import load_config
+    from treeopt.experiments.plan.methods import resolve_value
     from treeopt.forest import CO2ForestClassifier
 
     split = load_split(prepare_split("letter", load_config(ROOT / "config.yaml"), 0))
@@ -65,7 +65,7 @@ def stump():
 
 def nodes():
     from treeopt.data import load_split, prepare_split
-    from treeopt.experiments.config import load_config
+    from treeopt.experiments.plan.config import load_config
     from treeopt.greedy._co2_sgd import co2_stump_sgd
 
     config = load_config(ROOT / "config.yaml")

@@ -38,7 +38,7 @@ import numpy as np
 
 import treeopt.greedy.co2 as co2_module
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.forest import CO2ForestClassifier
 
 ROOT = Path(__file__).resolve().parents[1]

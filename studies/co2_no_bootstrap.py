@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import resolve_value
-from treeopt.experiments.selection import read_selection
-from treeopt.experiments.tables import load_runs
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import resolve_value
+from treeopt.experiments.run.selection import read_selection
+from treeopt.experiments.report.tables import load_runs
 from treeopt.forest import CO2ForestClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

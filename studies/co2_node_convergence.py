@@ -18,7 +18,7 @@ from scipy.stats import entropy as scipy_entropy
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy.co2 import optimize_co2_stump
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

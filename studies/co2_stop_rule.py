@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import resolve_value
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
 
 from co2_targets import chosen_params  # noqa: E402 (studies/ is on the path when run as a script)

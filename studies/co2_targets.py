@@ -18,8 +18,8 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import resolve_value
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import resolve_value
 from treeopt.forest import CO2ForestClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -18,7 +18,7 @@ import numpy as np
 import yaml
 
 from treeopt.data import load_split
-from treeopt.experiments.runner import make_estimator
+from treeopt.experiments.plan.methods import make_estimator
 from treeopt.nongreedy import _sgd
 
 

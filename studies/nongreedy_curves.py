@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import CO2TreeClassifier
 from treeopt.nongreedy import NonGreedyTreeClassifier, _sgd
 

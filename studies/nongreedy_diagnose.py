@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import CO2TreeClassifier
 from treeopt.nongreedy import NonGreedyTreeClassifier
 from treeopt.nongreedy import _init

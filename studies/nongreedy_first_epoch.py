@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import CO2TreeClassifier
 from treeopt.nongreedy import NonGreedyTreeClassifier, _sgd
 from treeopt.trees import Tree

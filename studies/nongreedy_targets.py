@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.greedy import AxisAlignedTreeClassifier, CO2TreeClassifier
 from treeopt.nongreedy import NonGreedyTreeClassifier
 

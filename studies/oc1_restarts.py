@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.runner import make_estimator
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import make_estimator
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -36,8 +36,8 @@ from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegress
 
 from treeopt.boosting import RGFClassifier, RGFRegressor
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
-from treeopt.experiments.paper_values import rgf_fig15
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.paper_values import rgf_fig15
 
 ROOT = Path(__file__).resolve().parents[1]
 LAMBDAS = (1.0, 0.1, 0.01)

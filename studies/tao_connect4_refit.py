@@ -9,7 +9,7 @@ import time
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.tao import TAOTreeClassifier
 s = load_split(prepare_split("connect4", load_config("config.yaml"), 0))
 X = np.vstack([s.X_train, s.X_val]); y = np.concatenate([s.y_train, s.y_val])

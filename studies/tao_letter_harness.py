@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.tao import TAOTreeClassifier
 from treeopt.tao import _kernels as K
 

@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.tao import TAOTreeClassifier
 
 GRID = [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2, 0.1]

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.svm import LinearSVC
 
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.tao import TAOTreeClassifier
 from treeopt.tao._liblinear import l1_svm_rows
 

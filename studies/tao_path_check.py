@@ -3,7 +3,7 @@ error at every C (used for issue #8). Usage: python studies/tao_path_check.py DA
 """
 import sys, time, json
 from treeopt.data import load_split, prepare_split
-from treeopt.experiments.config import load_config
+from treeopt.experiments.plan.config import load_config
 from treeopt.tao.tao import tao_path
 ds = sys.argv[1]; depth = int(sys.argv[2]); init = sys.argv[3]; accept = sys.argv[4]
 Cs = [float(c) for c in sys.argv[5].split(",")]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_wine
 
-from treeopt.experiments import runner
+from treeopt.experiments.run import runner
 
 
 @pytest.fixture

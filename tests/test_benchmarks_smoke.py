@@ -86,7 +86,7 @@ def test_treeple_peer(in_work):
     split = in_work / "data" / "processed" / "digits" / "split0.npz"
     if not split.exists():
         from treeopt.data import prepare_split
-        from treeopt.experiments.config import load_config
+        from treeopt.experiments.plan.config import load_config
 
         split = prepare_split("digits", load_config(ROOT / "config.yaml"), 0)
     result = json.loads(run_script([python, BENCH / "_treeple_worker.py", split, 2, 0, 1], in_work).splitlines()[-1])
@@ -99,7 +99,7 @@ def test_ydf_peer(in_work):
     split = in_work / "data" / "processed" / "digits" / "split0.npz"
     if not split.exists():
         from treeopt.data import prepare_split
-        from treeopt.experiments.config import load_config
+        from treeopt.experiments.plan.config import load_config
 
         split = prepare_split("digits", load_config(ROOT / "config.yaml"), 0)
     result = json.loads(run_script([BENCH / "_ydf_worker.py", split, 2, 0, 1], in_work).splitlines()[-1])
@@ -201,7 +201,8 @@ def test_run_memory_and_cost_runs(in_work, capsys):
     cost_runs.main(["collect", str(in_work / "runs"), "--results", str(results)])
     assert len((results / "cost_calibration.jsonl").read_text().splitlines()) == 1
     assert "cart/digits/4" in set(pd.read_csv(results / "cost_model_check.csv").run)
-    assert (results / "cost_model.yaml").read_text() != (ROOT / "src/treeopt/experiments/cost_model.yaml").read_text()
+    package_model = ROOT / "src/treeopt/experiments/infra/cost_model.yaml"
+    assert (results / "cost_model.yaml").read_text() != package_model.read_text()
     assert (results / "cost_model_check_runs.jsonl").read_text().strip()
 
 
@@ -213,7 +214,7 @@ def test_memory_table(in_work):
 
 def test_tree_memory_and_whole_forest_check(in_work, capsys):
     from treeopt.data import prepare_split
-    from treeopt.experiments.config import load_config
+    from treeopt.experiments.plan.config import load_config
 
     split = prepare_split("digits", load_config(ROOT / "config.yaml"), 0)
     out = in_work / "tree_memory.csv"

@@ -1,4 +1,4 @@
-"""The cost model (treeopt.experiments.cost): estimates, plan totals, and the SLURM resources drawn from it."""
+"""The cost model (treeopt.experiments.infra.cost): estimates, plan totals, and the SLURM resources drawn from it."""
 
 import math
 import re
@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from treeopt.experiments import cost, resources
 from treeopt.experiments.__main__ import main
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import FinalSpec, RunSpec, build_plan
+from treeopt.experiments.infra import cost, cost_plan, resources
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.specs import FinalSpec, RunSpec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +21,7 @@ def _items(d):
 
 
 def test_every_registered_method_and_every_configured_data_set_has_a_cost_entry():
-    from treeopt.experiments.methods import METHODS
+    from treeopt.experiments.plan.methods import METHODS
 
     model = cost.load_model()
     assert set(METHODS) <= set(model["methods"])
@@ -72,7 +73,7 @@ def test_slurm_resources_are_the_estimate_times_the_safety_factors():
     safety = model["safety"]
     spec = FinalSpec("e", "connect4", "co2_forest", 0, _items({"n_estimators": 1000}), None,
                      _items({"n_estimators": 1000, "nu": 0.1}), True, (), (("n_estimators", (100, 300, 1000)),))
-    est = cost.estimate_spec(spec, "paper", threads=2)
+    est = cost_plan.estimate_spec(spec, "paper", threads=2)
     assert resources.run_mem_mb("paper", spec, 2) == max(safety["min_mb"], math.ceil(est.peak_mb * safety["memory"]))
     assert resources.run_runtime("paper", spec, 2) == max(safety["min_minutes"],
                                                            math.ceil(est.wall_seconds(2) * safety["cpu"] / 60))
@@ -97,7 +98,7 @@ def test_a_final_run_with_a_selection_is_costed_at_its_dearest_candidate():
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     final = next(f for f in plan.finals.values() if f.method == "co2_forest" and f.dataset == "letter"
                  and f.selection is not None and dict(f.point)["n_estimators"] == 1000)
-    est = cost.estimate_spec(final, plan.profile)
+    est = cost_plan.estimate_spec(final, plan.profile)
     costs = [cost.estimate_run("co2_forest", {**dict(c.params), **dict(final.point)}, "letter", fit_on="trainval",
                                stages=final.stages).cpu_seconds for c in final.selection.candidates]
     assert est.cpu_seconds == pytest.approx(max(costs))
@@ -200,16 +201,16 @@ def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
     assert len(blocks) == 20
     model = cost.load_model()
     whole = cost.estimate_run("oc1_forest", dict(final.params), "protein", fit_on="trainval", stages=final.stages)
-    parts = [cost.estimate_spec(b, plan.profile) for b in blocks]
+    parts = [cost_plan.estimate_spec(b, plan.profile) for b in blocks]
     start = model["start_seconds"]
     assert sum(p.cpu_seconds for p in parts) == pytest.approx(whole.cpu_seconds + 19 * start, rel=1e-9)
-    merge = cost.estimate_spec(final, plan.profile)
-    assert merge == cost.estimate_merge(final) and merge.cpu_seconds > start + model["merge"]["fixed"]
+    merge = cost_plan.estimate_spec(final, plan.profile)
+    assert merge == cost_plan.estimate_merge(final) and merge.cpu_seconds > start + model["merge"]["fixed"]
     assert merge.cpu_seconds < 60 and merge.parallel == 1
     # every tree block of the profile within 4 CPU-hours; the 1000-tree OC1 Forest on Protein alone is ~45 h
     assert whole.cpu_seconds > 40 * 3600
-    assert max(cost.estimate_spec(b, plan.profile).cpu_seconds for b in plan.blocks.values()) <= 4 * 3600
-    costs = cost.estimate_plan(plan)
+    assert max(cost_plan.estimate_spec(b, plan.profile).cpu_seconds for b in plan.blocks.values()) <= 4 * 3600
+    costs = cost_plan.estimate_plan(plan)
     oblique = costs["co2_forest_size_oblique"]
     segmentation = costs["co2_segmentation_trees"].n_blocks + costs["co2_segmentation_depth"].n_blocks
     assert oblique.n_blocks == 300 and segmentation == 210 and len(plan.blocks) == 510

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments import tables
-from treeopt.experiments.config import ConfigWarning, load_config
-from treeopt.experiments.methods import nest_params
-from treeopt.experiments.paper_values import DTSEMNET_TABLE3, TAO_FIXED_DEPTH, dtsemnet_table3, linked
-from treeopt.experiments.plan import build_plan
-from treeopt.experiments.figures import render_figure
+from treeopt.experiments.report import tables, tables_beyond
+from treeopt.experiments.plan.config import ConfigWarning, load_config
+from treeopt.experiments.plan.methods import nest_params
+from treeopt.experiments.plan.paper_values import DTSEMNET_TABLE3, TAO_FIXED_DEPTH, dtsemnet_table3, linked
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.report.figures import render_figure
 
 REPO = Path(__file__).resolve().parents[1]
 # DTSemNet Table 3: (data set entry, height, training rows)
@@ -115,7 +115,7 @@ def test_the_table_puts_the_published_numbers_beside_ours(tmp_path):
                               {"max_depth": 6, "C": 1, "init": "nongreedy"}, 89.0, 93.0, 3104))
     runs.append(_fake_run(tmp_path, "satimage_3104", "cart", 0, {"max_depth": 5}, 83.0, 84.0, 3104))
     with linked({"satimage_3104": "satimage"}):
-        table = tables.decade_fixed_height(tables.load_runs(runs))
+        table = tables_beyond.decade_fixed_height(tables.load_runs(runs))
     rows = table.set_index(["method", "init", "depth"])
     cart = rows.loc[("cart", "", 6)]
     assert (cart["test_accuracy"], cart["test_accuracy_std"], cart["n_seeds"], cart["n_train"]) == (85.0, 1.0, 3, 3104)

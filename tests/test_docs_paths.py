@@ -138,8 +138,8 @@ def test_named_path_exists(doc, line, text, path):
 @lru_cache(maxsize=None)
 def _planned(profile):
     """Every output of the profile's plan: tables, figures, scorecard, run folders, selection files, blocks."""
-    from treeopt.experiments.config import load_config
-    from treeopt.experiments.plan import build_plan
+    from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.config import load_config
 
     config = load_config(ROOT / "config.yaml")
     config["profile"] = profile

@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from treeopt.experiments.config import ConfigError, ConfigWarning, active_profile, load_config, validate_config
+from treeopt.experiments.plan.config import ConfigError, ConfigWarning, active_profile, load_config, validate_config
 
 
 def tiny_config():
@@ -182,7 +182,7 @@ def test_a_typo_inside_a_yaml_anchor_is_reported_once_at_the_anchors_line(tmp_pa
 
 
 def test_problem_lines_name_the_line_of_their_key():
-    from treeopt.experiments.config_lines import annotate
+    from treeopt.experiments.plan.config_lines import annotate
 
     text = "profiles:\n  mine:\n    seeds: [0]\n    experiments:\n      e1: {methods: &m {cartt: {}}}\n" \
            "      e2: {methods: *m}\n"

@@ -5,7 +5,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from treeopt.experiments.params import MAX_SLUG_LENGTH, Inherited, is_inherit_marker, params_slug, plain_params
+from treeopt.experiments.plan.params import MAX_SLUG_LENGTH, Inherited, is_inherit_marker, params_slug, plain_params
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 values = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False),

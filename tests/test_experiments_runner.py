@@ -7,8 +7,9 @@ import pytest
 import yaml
 from sklearn.tree import DecisionTreeClassifier
 
-from treeopt.experiments import methods, runner
-from treeopt.experiments.runner import METRICS_KEYS, run
+from treeopt.experiments.plan import methods
+from treeopt.experiments.run import runner
+from treeopt.experiments.run.runner import METRICS_KEYS, run
 from treeopt.trees import load_trees
 
 DESIGN_KEYS = {"dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
@@ -98,7 +99,7 @@ def test_make_estimator_resolves_powers_of_p_and_rejects_unknown_params():
 
 
 def test_job_log_keeps_output_and_the_failure(tmp_path):
-    from treeopt.experiments.joblog import logged
+    from treeopt.experiments.infra.joblog import logged
 
     log = tmp_path / "logs" / "job.log"
     with pytest.raises(KeyError):
@@ -182,7 +183,7 @@ def test_a_dotted_parameter_goes_inside_the_dict_parameter_and_reads_the_inner_n
 
 def test_a_refit_takes_the_loaded_training_and_validation_rows_without_a_copy(tmp_path):
     from treeopt.data import load_split, prepare_split
-    from treeopt.experiments.runner import _stacked
+    from treeopt.experiments.run.fit import _stacked
 
     config = {"data": {"processed_dir": str(tmp_path / "processed"), "raw_dir": str(tmp_path / "raw")},
               "datasets": {"wine": {"task": "classification", "format": "sklearn", "options": {"loader": "wine"},

@@ -7,10 +7,11 @@ import math
 import pytest
 import yaml
 
-from treeopt.experiments.config import ConfigError
-from treeopt.experiments.params import Inherited, plain_params
-from treeopt.experiments.plan import build_plan, inherit_problems
-from treeopt.experiments.selection import final_params, select, select_runs
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import ConfigError
+from treeopt.experiments.plan.inherit import inherit_problems
+from treeopt.experiments.plan.params import Inherited, plain_params
+from treeopt.experiments.run.selection import final_params, select, select_runs
 
 
 def write_run(root, name, params, val):

@@ -9,12 +9,14 @@ import pytest
 from sklearn.datasets import load_diabetes, load_wine
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier
 
-from treeopt.experiments import runner
-from treeopt.experiments.config import ConfigError, validate_config
-from treeopt.experiments.metrics import task_metrics
-from treeopt.experiments.plan import build_plan, staged_fits
-from treeopt.experiments.staged import staged_scores
-from treeopt.experiments.tables import co2_table1, load_runs, size_curve
+from treeopt.experiments.plan.build import build_plan, staged_fits
+from treeopt.experiments.plan.config import ConfigError, validate_config
+from treeopt.experiments.report.tables import load_runs
+from treeopt.experiments.report.tables_co2 import co2_table1
+from treeopt.experiments.report.tables_rgf import size_curve
+from treeopt.experiments.run import runner
+from treeopt.experiments.run.metrics import task_metrics
+from treeopt.experiments.run.staged import staged_scores
 from treeopt.forest import BaggedTreesClassifier
 
 
@@ -182,7 +184,7 @@ def test_a_staged_run_makes_the_same_table_rows_as_separate_runs(tmp_path, monke
 
 
 def test_split_counts_read_boosting_members_held_in_an_array():
-    from treeopt.experiments.metrics import fitted_trees, split_counts
+    from treeopt.experiments.run.metrics import fitted_trees, split_counts
     parts = wine_parts()
     model = GradientBoostingClassifier(n_estimators=3, max_leaf_nodes=3, random_state=0).fit(*parts["train"])
     counts = split_counts(model, fitted_trees(model))  # estimators_ is a 3 x 3 array of regression trees

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from treeopt.experiments import tables
-from treeopt.experiments.paper_values import co2_table1, paper_key
+from treeopt.experiments.report import tables, tables_beyond, tables_co2, tables_nongreedy, tables_rgf
+from treeopt.experiments.plan.paper_values import co2_table1, paper_key
 from treeopt.plots import curves
-from treeopt.experiments.figures import render_figure
+from treeopt.experiments.report.figures import render_figure
 
 
 def fake_run(root, dataset, method, seed, params, sweep, test, train=None, tree=None):
@@ -31,7 +31,7 @@ def test_depth_table_is_the_mean_over_seeds(tmp_path):
             for seed, acc in ((0, 90.0), (1, 94.0))]
     dirs.append(fake_run(tmp_path, "wine", "co2_tree", 0, {"max_depth": 4}, {"max_depth": 4},
                          {"accuracy": 97.0}, {"accuracy": 99.0}))
-    table = tables.nongreedy_fig2(tables.load_runs(dirs))
+    table = tables_nongreedy.nongreedy_fig2(tables.load_runs(dirs))
     assert list(table.columns[:5]) == ["dataset", "method", "depth", "train_accuracy", "test_accuracy"]
     cart = table[table["method"] == "cart"].iloc[0]
     assert (cart["depth"], cart["test_accuracy"], cart["n_seeds"]) == (4, 92.0, 2)
@@ -43,7 +43,7 @@ def test_forest_table_puts_the_paper_number_beside_ours(tmp_path):
     dirs = [fake_run(tmp_path, ds, "rf", 0, {"n_estimators": n}, {"n_estimators": n}, {"error": e},
                      tree={"n_leaves": 50.0, "n_trees": n})
             for ds, n, e in (("letter", 10, 6.9), ("letter", 30, 4.8), ("digits", 10, 7.0))]
-    table = tables.co2_table1(tables.load_runs(dirs))
+    table = tables_co2.co2_table1(tables.load_runs(dirs))
     assert list(table.columns[:5]) == ["dataset", "method", "n_trees", "test_error", "paper_value"]
     by_key = table.set_index(["dataset", "n_trees"])
     assert by_key.loc[("letter", 10), "paper_value"] == 6.6
@@ -62,7 +62,7 @@ def test_size_curve_counts_all_leaves_and_keeps_configurations_apart(tmp_path):
     dirs = [fake_run(tmp_path, "synth", "gbdt", 0, {}, {"max_leaf_nodes": leaves, "n_estimators": n},
                      {"rmse": 1.0 / n}, tree={"n_leaves": float(leaves), "n_trees": n})
             for leaves in (4, 16) for n in (10, 30)]
-    table = tables.size_curve(tables.load_runs(dirs))
+    table = tables_rgf.size_curve(tables.load_runs(dirs))
     assert set(table["variant"]) == {"max_leaf_nodes=4", "max_leaf_nodes=16"}
     assert sorted(table["n_leaves"]) == [40, 120, 160, 480]
     assert "test_error" not in table  # regression only: no empty classification column
@@ -104,7 +104,7 @@ def test_co2_fig1_keeps_the_baseline_without_nu_and_separates_nu(tmp_path):
             fake_val_run(tmp_path, "co2_tree", 0, {"max_depth": 4, "nu": 1}, 8.0, 15.0),
             fake_val_run(tmp_path, "co2_tree", 1, {"max_depth": 4, "nu": 1}, 6.0, 17.0),
             fake_val_run(tmp_path, "co2_tree", 0, {"max_depth": 4, "nu": 10}, 5.0, 12.0)]
-    table = tables.co2_fig1(tables.load_runs(dirs))
+    table = tables_co2.co2_fig1(tables.load_runs(dirs))
     assert list(table.columns[:6]) == ["dataset", "method", "nu", "depth", "train_error", "val_error"]
     assert len(table) == 3
     base = table[table["method"] == "cart"].iloc[0]
@@ -133,7 +133,7 @@ def test_beyond_optimal_table_separates_the_start_and_counts_proofs(tmp_path):
                              tree={"n_leaves": 16, "init_train_error": 14.0, "init_proven_optimal": proven}))
         dirs.append(fake_run(tmp_path, "satimage", "cart", seed, {"max_depth": 4}, {"max_depth": 4},
                              {"accuracy": 80.0}, {"accuracy": 80.0 + seed}))
-    table = tables.beyond_optimal(tables.load_runs(dirs))
+    table = tables_beyond.beyond_optimal(tables.load_runs(dirs))
     assert list(table.columns[:7]) == ["dataset", "method", "init", "depth", "train_accuracy", "test_accuracy",
                                        "fit_seconds"]
     rows = table.set_index(["method", "init"])
@@ -147,3 +147,12 @@ def test_beyond_optimal_table_separates_the_start_and_counts_proofs(tmp_path):
     table.to_csv(csv, index=False)
     stems = render_figure("beyond_optimal", csv, tmp_path / "figures", datasets=["satimage"], profile="paper")
     assert (tmp_path / "figures" / "beyond_optimal_satimage.png").exists() and len(stems) == 1
+
+
+def test_every_registered_builder_and_renderer_can_be_imported():
+    """The registry names its tables' builders and figures' renderers as "module:function" strings, imported only
+    when a report is made: each must name a function that exists."""
+    from treeopt.experiments.plan.reports import FIGURES, TABLES
+
+    assert all(callable(spec.builder()) for spec in TABLES.values())
+    assert all(callable(spec.renderer()) for spec in FIGURES.values())

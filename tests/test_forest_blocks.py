@@ -1,5 +1,6 @@
-"""A forest split into tree blocks (treeopt.experiments.blocks): block jobs merged give the run one job gives, bit for
-bit (trees, probabilities, staged errors, metrics.json); interrupted blocks leave nothing; wrong blocks are refused."""
+"""A forest split into tree blocks (treeopt.experiments.run.blocks): block jobs merged give the run one job gives, bit
+for bit (trees, probabilities, staged errors, metrics.json); interrupted blocks leave nothing; wrong blocks are
+refused."""
 
 import json
 
@@ -7,10 +8,10 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments import blocks as blocks_mod
-from treeopt.experiments import runner
-from treeopt.experiments.blocks import BlockError, block_ranges, is_block_folder, run_block
-from treeopt.experiments.runner import run
+from treeopt.experiments.run import blocks as blocks_mod
+from treeopt.experiments.run import runner
+from treeopt.experiments.run.blocks import BlockError, block_ranges, is_block_folder, run_block
+from treeopt.experiments.run.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest.bagging import RunningProba, blocked_sum, predict_proba_saved
 from treeopt.trees import load_trees
@@ -157,7 +158,7 @@ def test_an_interrupted_block_leaves_nothing(tmp_path, wine_split, monkeypatch):
     def interrupted(*args, **kw):
         raise KeyboardInterrupt
 
-    import treeopt.experiments.streamed as streamed
+    import treeopt.experiments.run.streamed as streamed
 
     monkeypatch.setattr(streamed, "fit_streamed", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -1,13 +1,21 @@
 """The package's import graph (read from the source with ast, imports inside functions included): no module
-imports itself through others, and the learners and the data layer never import the experiment layer."""
+imports itself through others; the learners, the data layer and the plots never import the experiment layer; and
+inside the experiment layer the rooms import downward only (plan, infra, run, report; DESIGN.md "Code layout")."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "treeopt"
-# Layers below the experiment layer: the learners, the tree store and the data layer.
+# Layers below the experiment layer: the learners, the tree store, the data layer and the plots (which draw a figure
+# from a table; the experiment layer picks and saves figures, treeopt.experiments.report.figures).
 LOWER = ("treeopt.base", "treeopt.trees", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
-         "treeopt.forest", "treeopt.segmentation", "treeopt.optimal", "treeopt.data")
+         "treeopt.forest", "treeopt.segmentation", "treeopt.optimal", "treeopt.data", "treeopt.plots")
+# The rooms of the experiment layer, lowest first: each imports only itself and the rooms before it. Above them, the
+# entry points at the package top (the command line, the workflow's job functions and the warm worker that runs
+# them) may import any room.
+ROOMS = ("plan", "infra", "run", "report")
+ENTRY_POINTS = ("treeopt.experiments", "treeopt.experiments.__main__", "treeopt.experiments.jobs",
+                "treeopt.experiments.warm_worker")
 
 
 def _module_name(path):
@@ -95,12 +103,38 @@ def test_no_learner_or_data_module_imports_the_experiment_layer():
     assert offenders == []
 
 
-def test_the_plots_draw_tables_without_the_experiment_layer():
-    """``treeopt.plots`` draws a figure from a table; the experiment layer picks and saves figures
-    (``treeopt.experiments.figures``), so the import goes one way only."""
-    offenders = [(name, target) for name, targets in import_graph().items() if name.startswith("treeopt.plots")
-                 for target in targets if target.startswith("treeopt.experiments")]
-    assert offenders == []
+def _room(module):
+    """The rank of a module of the experiment layer: its room's place in ROOMS, len(ROOMS) for an entry point."""
+    parts = module.split(".")
+    return ROOMS.index(parts[2]) if len(parts) > 2 and parts[2] in ROOMS else len(ROOMS)
+
+
+def upward_imports(graph):
+    """``(module, target)`` pairs where a module of the experiment layer imports a room above its own (or an entry
+    point from inside a room)."""
+    return sorted((name, target) for name, targets in graph.items() if name.startswith("treeopt.experiments")
+                  for target in targets if target.startswith("treeopt.experiments") and _room(target) > _room(name))
+
+
+def test_the_room_rule_sees_an_upward_import():
+    graph = {"treeopt.experiments.plan.build": {"treeopt.experiments.run.selection"},
+             "treeopt.experiments.run.runner": {"treeopt.experiments.plan.methods", "treeopt.experiments.jobs"},
+             "treeopt.experiments.jobs": {"treeopt.experiments.report.tables"}}
+    assert upward_imports(graph) == [("treeopt.experiments.plan.build", "treeopt.experiments.run.selection"),
+                                     ("treeopt.experiments.run.runner", "treeopt.experiments.jobs")]
+
+
+def test_the_experiment_rooms_import_downward_only():
+    """plan <- infra <- run <- report: the plan fits nothing and writes nothing; the machinery around the jobs (cost
+    model, kernel warm-up, job logs) needs the plan's registries; the runs use both; the reports read what runs wrote
+    and the plan's registries."""
+    assert upward_imports(import_graph()) == []
+
+
+def test_every_module_of_the_experiment_layer_is_in_a_room_or_is_an_entry_point():
+    loose = [name for name in import_graph() if name.startswith("treeopt.experiments")
+             and name not in ENTRY_POINTS and name.split(".")[2] not in ROOMS]
+    assert loose == []
 
 
 def private_imports_across_packages(graph):

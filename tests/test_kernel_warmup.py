@@ -1,4 +1,4 @@
-"""Numba compilation stays out of a run's ``fit_seconds`` (treeopt.experiments.warmup, issue #37)."""
+"""Numba compilation stays out of a run's ``fit_seconds`` (treeopt.experiments.infra.warmup, issue #37)."""
 
 import json
 import logging
@@ -15,9 +15,9 @@ import pytest
 from numba import njit
 
 from treeopt.base import note_kernel_compile
-from treeopt.experiments import warmup
-from treeopt.experiments.methods import make_estimator
-from treeopt.experiments.runner import run
+from treeopt.experiments.infra import warmup
+from treeopt.experiments.plan.methods import make_estimator
+from treeopt.experiments.run.runner import run
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -96,7 +96,7 @@ FIRST_RUN = textwrap.dedent("""
     import json, sys
     import numpy as np
     from sklearn.datasets import load_wine
-    from treeopt.experiments import runner
+    from treeopt.experiments.run import runner
     from types import SimpleNamespace
     X, y = load_wine(return_X_y=True)
     order = np.random.default_rng(0).permutation(len(y))

@@ -273,8 +273,8 @@ def test_run_log_has_per_epoch_progress_and_tree_stats(tmp_path, wine_split, mon
     """A run folder's log.txt gets the learner's per-epoch lines; metrics.json its active leaves and weights."""
     import json
 
-    from treeopt.experiments import methods
-    from treeopt.experiments.runner import run
+    from treeopt.experiments.plan import methods
+    from treeopt.experiments.run.runner import run
 
     monkeypatch.setitem(methods.METHODS, "_ng_test", methods.Method(
         "_ng_test", "treeopt.nongreedy:NonGreedyTreeClassifier", "classification", "tree", {}, None))

@@ -9,12 +9,12 @@ import yaml
 from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
-from treeopt.experiments import tables
-from treeopt.experiments.captions import caption
-from treeopt.experiments.config import load_config
-from treeopt.experiments.methods import make_estimator
-from treeopt.experiments.reports import FIGURES, table_of
-from treeopt.experiments.runner import run
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.methods import make_estimator
+from treeopt.experiments.plan.reports import FIGURES, table_of
+from treeopt.experiments.report import tables, tables_nongreedy
+from treeopt.experiments.report.captions import caption
+from treeopt.experiments.run.runner import run
 from treeopt.nongreedy.timing import SGDTimingClassifier
 from treeopt.plots import nongreedy as ng_plots
 
@@ -95,7 +95,7 @@ def test_fig4_table_speedup_is_exact_over_fast_of_the_seed_means(tmp_path):
                          {"n_leaves": 2 ** depth, "exact_seconds": exact, "fast_seconds": fast, "timed_epochs": 2,
                           "timed_samples": 100}, dataset="connect4")
     dirs = [timing(4, 0, 10.0, 4.0), timing(4, 1, 30.0, 6.0), timing(8, 0, 100.0, 10.0)]
-    table = tables.nongreedy_fig4_runtime(tables.load_runs(dirs))
+    table = tables_nongreedy.nongreedy_fig4_runtime(tables.load_runs(dirs))
     assert list(table.columns[:5]) == ["dataset", "depth", "exact_seconds", "fast_seconds", "speedup"]
     assert "cpu_speedup" not in table  # runs without CPU timings
     assert list(table["depth"]) == [4, 8]
@@ -112,7 +112,7 @@ def test_fig4_table_speedup_is_exact_over_fast_of_the_seed_means(tmp_path):
                           {"exact_seconds": 9.0, "fast_seconds": 3.0, "exact_fit_cpu_seconds": 2.0,
                            "exact_fit_wall_seconds": 2.5, "fast_fit_cpu_seconds": 0.3, "fast_fit_wall_seconds": 0.6,
                            "timed_epochs": 2, "timed_samples": 100}, dataset="connect4")]
-    row = tables.nongreedy_fig4_runtime(tables.load_runs(with_cpu)).iloc[0]
+    row = tables_nongreedy.nongreedy_fig4_runtime(tables.load_runs(with_cpu)).iloc[0]
     assert (row["exact_cpu_seconds"], row["fast_cpu_seconds"]) == pytest.approx((7.2, 1.5))  # x 0.8, x 0.5
     assert (row["speedup"], row["cpu_speedup"]) == pytest.approx((3.0, 4.8))
 
@@ -124,7 +124,7 @@ def test_fig3_table_counts_training_leaves_per_nu_and_keeps_the_baseline(tmp_pat
     dirs = [ng(0.1, 4, 3), ng(0.1, 6, 5), ng(10, 4, 12), ng(10, 6, 40),
             _fake_run(tmp_path, "cart", 0, {"max_depth": 4}, {"n_leaves": 14, "active_leaves_train": 14}),
             _fake_run(tmp_path, "cart", 0, {"max_depth": 6}, {"n_leaves": 30, "active_leaves_train": 30})]
-    table = tables.nongreedy_fig3(tables.load_runs(dirs))
+    table = tables_nongreedy.nongreedy_fig3(tables.load_runs(dirs))
     assert list(table.columns[:6]) == ["dataset", "method", "nu", "depth", "active_leaves", "n_leaves"]
     assert len(table) == 6
     row = table[(table["nu"] == 10) & (table["depth"] == 6)].iloc[0]

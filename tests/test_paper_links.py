@@ -5,9 +5,11 @@ import pytest
 
 from pathlib import Path
 
-from treeopt.experiments import paper_values, tables
-from treeopt.experiments.config import check_semantics, load_config
-from treeopt.experiments.scorecard import WITHIN, build_scorecard
+from treeopt.experiments.plan import paper_values
+
+from treeopt.experiments.report import tables_co2
+from treeopt.experiments.plan.config import check_semantics, load_config
+from treeopt.experiments.report.scorecard import WITHIN, build_scorecard
 
 REPO = Path(__file__).resolve().parents[1]
 USPS = {"task": "classification", "format": "libsvm",
@@ -37,12 +39,12 @@ def test_a_table_and_the_scorecard_of_a_linked_entry_get_rows():
     runs = pd.DataFrame({"dataset": "usps_heldout", "method": "co2_forest", "seed": [0, 1], "tree_n_trees": 30,
                          "test_error": [5.8, 6.0]})
     with paper_values.linked(paper_values.dataset_links(_config(paper_dataset="usps"))):
-        table = tables.co2_table1(runs)
+        table = tables_co2.co2_table1(runs)
         card = build_scorecard({"co2_table1": (table, "results/x/co2_table1.csv")})
     assert table["paper_value"].tolist() == [5.9]
     (row,) = card.itertuples()
     assert row.dataset == "usps_heldout" and row.paper_value == 5.9 and row.status == WITHIN
-    unlinked = tables.co2_table1(runs)
+    unlinked = tables_co2.co2_table1(runs)
     assert unlinked["paper_value"].isna().all()
 
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from treeopt.experiments.__main__ import RUN_RECORDS, copy_run_records
-from treeopt.experiments.reports import TABLES
-from treeopt.experiments.tables import load_runs
+from treeopt.experiments.plan.reports import TABLES
+from treeopt.experiments.report.tables import load_runs
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "results/paper"

@@ -1,4 +1,4 @@
-"""Kernels compiled in the background while a local workflow runs (treeopt.experiments.precompile, issue #37)."""
+"""Kernels compiled in the background while a local workflow runs (treeopt.experiments.infra.precompile, issue #37)."""
 
 import os
 import subprocess
@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from treeopt.experiments import precompile
-from treeopt.experiments.params import Inherited
+from treeopt.experiments.infra import precompile
+from treeopt.experiments.plan.params import Inherited
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,8 +61,8 @@ def test_turned_off_by_the_environment(tmp_path):
 
 WAITER = """
 import logging, sys
-from treeopt.experiments import precompile
-from treeopt.experiments.methods import make_estimator
+from treeopt.experiments.infra import precompile
+from treeopt.experiments.plan.methods import make_estimator
 from sklearn.datasets import load_wine
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
 X, y = load_wine(return_X_y=True)
@@ -78,8 +78,8 @@ def test_a_waiting_job_warms_up_other_methods(tmp_path, monkeypatch):
     import threading
 
     from treeopt.data import prepare_split
-    from treeopt.experiments.config import load_config
-    from treeopt.experiments.warmup import _lock_path
+    from treeopt.experiments.infra.warmup import _lock_path
+    from treeopt.experiments.plan.config import load_config
 
     monkeypatch.chdir(tmp_path)
     cache = tmp_path / "numba-cache"
@@ -113,7 +113,7 @@ def test_a_waiting_job_warms_up_other_methods(tmp_path, monkeypatch):
     assert (tmp_path / "logs" / "first_runs.pkl.done" / "cart").exists()
     assert out.stdout.rstrip().splitlines()[-1].startswith("compiling numba kernels for cart ...")
     # the listed method's kernels are in the cache: its own first run only loads them
-    code = ("import sys; from treeopt.experiments.runner import run; run(sys.argv[1], dataset='wine', "
+    code = ("import sys; from treeopt.experiments.run.runner import run; run(sys.argv[1], dataset='wine', "
             "method='tao_axis', params={'max_depth': 2}, seed=0, split_path=sys.argv[2])")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "run"), str(split)], env=env, check=True,
                    timeout=900)

@@ -57,7 +57,7 @@ def test_forest_is_silent_below_info(caplog):
 
 
 def test_run_folder_log_records_forest_progress(tmp_path, wine_split):
-    from treeopt.experiments.runner import run
+    from treeopt.experiments.run.runner import run
 
     path, _ = wine_split
     out = tmp_path / "run"

@@ -13,9 +13,10 @@ import time
 import pytest
 import yaml
 
-from treeopt.experiments import runner
 from treeopt.experiments.__main__ import main
-from treeopt.experiments.runner import RunFolderError, clean_stale_temporaries, is_run_folder, rerun, run
+from treeopt.experiments.run import folders
+from treeopt.experiments.run.folders import RunFolderError, clean_stale_temporaries, is_run_folder
+from treeopt.experiments.run.runner import rerun, run
 
 
 @pytest.fixture
@@ -101,20 +102,20 @@ def test_run_folders_have_ordinary_permissions(tmp_path, a_run):
 def test_temporary_of_a_killed_run_is_removed_and_nothing_else(tmp_path, a_run):
     parent = a_run.parent
     # a run killed with SIGKILL mid-way: its temporary stays behind
-    code = ("import sys, time; from treeopt.experiments import runner; from pathlib import Path; "
-            "runner._make_temporary(Path(sys.argv[1])); print('ready', flush=True); time.sleep(60)")
+    code = ("import sys, time; from treeopt.experiments.run import folders; from pathlib import Path; "
+            "folders.make_temporary(Path(sys.argv[1])); print('ready', flush=True); time.sleep(60)")
     child = subprocess.Popen([sys.executable, "-c", code, str(parent / "seed1")], stdout=subprocess.PIPE,
                              text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.stdout.readline().strip() == "ready"
     live = next(parent.glob(".seed1.tmp-p*"))
     # one still in use (this process is alive), and look-alikes that this program did not make
-    mine_alive = runner._make_temporary(parent / "seed2")
+    mine_alive = folders.make_temporary(parent / "seed2")
     unmarked = parent / f".seed3.tmp-p{child.pid}-abcdefgh"
     unmarked.mkdir()
     (unmarked / "data.txt").write_text("not ours")
     wrong_pid = parent / ".seed4.tmp-p1-abcdefgh"
     wrong_pid.mkdir()
-    (wrong_pid / runner.TMP_MARKER).write_text(json.dumps({"pid": 2, "host": socket.gethostname()}))
+    (wrong_pid / folders.TMP_MARKER).write_text(json.dumps({"pid": 2, "host": socket.gethostname()}))
     assert clean_stale_temporaries(tmp_path / "runs") == []  # the child is still running
     os.kill(child.pid, signal.SIGKILL)
     child.wait()

@@ -261,7 +261,7 @@ def test_gbdt_baseline_is_the_papers_algorithm5_on_a_tiny_case():
     """The gbdt method (the RGF paper's baseline, Sec. 6.2.2) against Alg. 5 written out: h_0 = 0, K rounds of a
     J-leaf best-first least-squares tree on the residuals (square loss: beta_kj is the leaf mean), step s, 10
     points per leaf. Targets are centred (Sec. 6.2.1), so scikit-learn's initial mean is Alg. 5's h_0 = 0."""
-    from treeopt.experiments.methods import make_estimator
+    from treeopt.experiments.plan.methods import make_estimator
 
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(80, 2))

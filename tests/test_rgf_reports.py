@@ -8,8 +8,8 @@ from sklearn.ensemble import GradientBoostingRegressor
 
 from treeopt.boosting import BestFirstAdaBoostClassifier
 from treeopt.boosting.baselines import l1_post_processing
-from treeopt.experiments import tables
-from treeopt.experiments.metrics import fitted_trees
+from treeopt.experiments.report import tables_rgf
+from treeopt.experiments.run.metrics import fitted_trees
 
 
 def fake_runs():
@@ -33,15 +33,15 @@ def fake_runs():
 
 def test_rgf_budget_is_the_size_axis_but_gbdt_tree_size_is_a_variant():
     runs = fake_runs()
-    variants = tables.variant_column(runs)
+    variants = tables_rgf.variant_column(runs)
     assert set(variants[runs["method"] == "rgf_l2"]) == {"l2=1", "l2=0.1", "l2=0.01"}
     assert "learning_rate=0.1,max_leaf_nodes=8" in set(variants[runs["method"] == "gbdt"])
-    curve = tables.size_curve(runs)
+    curve = tables_rgf.size_curve(runs)
     assert sorted(curve[curve["method"] == "rgf_l2"]["n_leaves"].unique()) == [100, 200]
 
 
 def test_fig15_time_table():
-    table = tables.rgf_fig15_time(fake_runs(), n_best=2)
+    table = tables_rgf.rgf_fig15_time(fake_runs(), n_best=2)
     row = table.iloc[0]
     assert row["rgf_seconds"] == pytest.approx(4.0)         # RGF at its largest model, mean over lambdas
     assert row["gbdt_seconds"] == pytest.approx(0.5)        # the 2 best GBDT configurations (J = 8)
@@ -57,12 +57,12 @@ def test_fig15_time_of_staged_runs_is_the_fitted_size():
     runs.loc[rgf, "tree_n_leaves_total"] = [s["max_leaf_nodes"] for s in runs.loc[rgf, "sweep"]]
     runs.loc[rgf, "tree_n_leaves"] = 20.0  # the whole fit's mean leaves per tree on every stage row
     runs.loc[rgf & runs["sweep"].map(lambda s: s["max_leaf_nodes"] == 100), "fit_seconds"] = np.nan
-    row = tables.rgf_fig15_time(runs, n_best=2).iloc[0]
+    row = tables_rgf.rgf_fig15_time(runs, n_best=2).iloc[0]
     assert row["rgf_seconds"] == pytest.approx(4.0) and row["rgf_leaves"] == pytest.approx(200)
 
 
 def test_fig16_time_table():
-    table = tables.rgf_fig16_time(fake_runs())
+    table = tables_rgf.rgf_fig16_time(fake_runs())
     assert set(table["variant"]) == {"l2=1", "l2=0.1", "l2=0.01"}
     assert np.allclose(table["tree_size"], 20.0)
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import build_plan
-from treeopt.experiments.scorecard import (BETTER, NOT_LIKE, NOT_RUN, NO_VALUE, OFFLINE, SCORED, WITHIN, WORSE,
-                                           build_scorecard, read_tables, scorecard_for, status, tolerance)
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.report.scorecard import (BETTER, NOT_LIKE, NOT_RUN, NO_VALUE, OFFLINE, SCORED, WITHIN, WORSE,
+                                                  build_scorecard, read_tables, status, tolerance)
+from treeopt.experiments.report.scorecard_pages import scorecard_for
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = {"default": REPO / "results/tables", "paper": REPO / "results/paper"}
@@ -148,7 +149,7 @@ def test_the_report_opens_on_the_scorecard_table(tmp_path, monkeypatch):
     without a scorecard it is the intro alone."""
     from docutils.core import publish_parts
 
-    from treeopt.experiments.scorecard import report_intro
+    from treeopt.experiments.report.scorecard_pages import report_intro
 
     template = REPO / "workflow/report/workflow.rst"
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""A segmentation forest split into tree blocks (treeopt.experiments.segment_runs): the block jobs merged give the
+"""A segmentation forest split into tree blocks (treeopt.experiments.run.segment_runs): the block jobs merged give the
 run folder one job gives with the same block size, bit for bit outside timings (metrics, staged Jaccard, label maps,
 trees); a block size that would leave staged sizes inside later blocks is refused; fit_trees grows fit's trees."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments.blocks import BlockError, block_ranges, run_block
-from treeopt.experiments.runner import run
-from treeopt.experiments.segment_runs import check_block_stages
+from treeopt.experiments.run.blocks import BlockError, block_ranges, run_block
+from treeopt.experiments.run.runner import run
+from treeopt.experiments.plan.tree_blocks import check_block_stages
 from treeopt.segmentation import ForestSegmenter
 from treeopt.trees import load_trees
 

@@ -290,7 +290,7 @@ def test_segmentation_splits_keep_images_whole(tmp_path):
 def segmentation_runs(tmp_path_factory):
     """Tiny final runs of the three forests (32 trees for the tables, one depth-limited 16-tree forest)."""
     from treeopt.data import prepare_split
-    from treeopt.experiments.runner import run
+    from treeopt.experiments.run.runner import run
 
     from conftest import faces_config
 
@@ -325,7 +325,8 @@ def test_segmentation_runs_record_jaccard_staged_scores_and_label_maps(segmentat
 
 
 def test_segmentation_tables_and_figures(segmentation_runs, tmp_path):
-    from treeopt.experiments.tables import co2_fig3_segmentation, co2_fig4_jaccard, co2_table2_jaccard, load_runs
+    from treeopt.experiments.report.tables import load_runs
+    from treeopt.experiments.report.tables_co2 import co2_fig3_segmentation, co2_fig4_jaccard, co2_table2_jaccard
     from treeopt.plots.segmentation import jaccard_curves, segmentation_examples
     from treeopt.plots.style import save
 

@@ -1,4 +1,4 @@
-"""Forests scored tree by tree (treeopt.experiments.streamed): the same numbers as the whole forest, few trees
+"""Forests scored tree by tree (treeopt.experiments.run.streamed): the same numbers as the whole forest, few trees
 alive at once, models written and read back one tree at a time."""
 
 import gc
@@ -8,8 +8,8 @@ import weakref
 import numpy as np
 import pytest
 
-from treeopt.experiments import runner, streamed
-from treeopt.experiments.runner import run
+from treeopt.experiments.run import fit, streamed
+from treeopt.experiments.run.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest._ordered import ordered_map
 from treeopt.forest.bagging import RunningProba, predict_proba_saved
@@ -28,7 +28,7 @@ def _run_both(tmp_path, monkeypatch, method, params, stages, fit_on="train"):
                   fit_on=fit_on, n_jobs=2, save_model=True, stages={"n_estimators": stages})
     streamed_run = run(tmp_path / "streamed", **kwargs)
     with monkeypatch.context() as m:
-        m.setattr(runner, "streams", lambda estimator, task: False)
+        m.setattr(fit, "streams", lambda estimator, task: False)
         whole_run = run(tmp_path / "whole", **kwargs)
     return streamed_run, whole_run
 

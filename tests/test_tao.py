@@ -424,14 +424,14 @@ def test_objective_stop_rule_is_not_applied_to_the_initial_trees_scale(C):
 def test_paper_values_match_the_config_and_path_metrics():
     from types import SimpleNamespace
 
-    from treeopt.experiments import paper_values
-    from treeopt.experiments.runner import fit_and_measure
+    from treeopt.experiments.plan import paper_values
+    from treeopt.experiments.run.fit import fit_and_measure
 
     # the paper profile's TAO experiments name data sets as config.yaml does (connect4, sensit_seismic, ...): each
     # finds the paper's number at the depth the experiment runs; the stand-in Fashion-MNIST never does
     from pathlib import Path
 
-    from treeopt.experiments.config import load_config
+    from treeopt.experiments.plan.config import load_config
 
     config = load_config(Path(__file__).resolve().parents[1] / "config.yaml", ["profile=paper"])
     experiments = config["profiles"]["paper"]["experiments"]

@@ -3,6 +3,7 @@ the wrapper's own process (working directory, environment, standard streams, exi
 a stopped wrapper stops its job, and a changed source or import-time environment gets another server."""
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -175,3 +176,18 @@ def test_enabled_only_outside_slurm_and_unless_switched_off():
     assert warm.enabled({})
     assert not warm.enabled({"TREEOPT_WARM": "0"})
     assert not warm.enabled({"SLURM_JOB_ID": "5"})
+
+
+def test_every_preloaded_module_exists():
+    """The server imports PRELOAD quietly (a missing module is skipped), so a module renamed or moved (issue #40: the
+    experiment layer's rooms) would silently stop being preloaded; and every job the workflow scripts name is there."""
+    import importlib
+
+    for module in warm.PRELOAD:
+        importlib.import_module(module)
+    scripts = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+    named = {m for path in scripts.glob("*.py") for m in re.findall(r'call\("([\w.]+:\w+)"', path.read_text())}
+    assert len(named) == len(list(scripts.glob("*.py")))
+    for function in named:
+        module, name = function.split(":")
+        assert callable(getattr(importlib.import_module(module), name)), function

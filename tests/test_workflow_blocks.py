@@ -11,8 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import BLOCKS_DIR, build_plan
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.specs import BLOCKS_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
@@ -59,7 +60,7 @@ def test_paper_profile_splits_a_1000_tree_oc1_forest_into_block_jobs_and_one_mer
     assert merges[0]["output"] == target
     assert all(final.block_dir(a, b) in merges[0]["input"] for a, b in final.blocks)
     # each block asks the cluster for what the cost model predicts of 50 trees, the merge for the merge's cost
-    from treeopt.experiments.resources import run_mem_mb, run_runtime
+    from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
 
     def resources(output):
         listing = out[out.index(f"output: {output}\n"):]
@@ -121,7 +122,7 @@ TINY_SEGMENTATION = {
 def test_paper_profile_splits_segmentation_candidates_and_finals_into_blocks(tmp_path):
     """The 16-tree CO2 segmentation candidates (~5 CPU-h each in one job) and the 32-tree finals are 4-tree block
     jobs and a merge each; the plan's longest job stays under 4 hours."""
-    from treeopt.experiments.cost import estimate_plan
+    from treeopt.experiments.infra.cost_plan import estimate_plan
 
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     candidates = [run for run in plan.runs.values() if run.method == "seg_co2"]

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from treeopt.experiments.captions import NOT_IN_A_PAPER, CAPTIONS, caption, category, paper_item
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import build_plan, output_dirs
-from treeopt.experiments.reports import FIGURES, REPORTS, TABLES
+from treeopt.experiments.report.captions import NOT_IN_A_PAPER, CAPTIONS, caption, category, paper_item
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.specs import output_dirs
+from treeopt.experiments.plan.reports import FIGURES, REPORTS, TABLES
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles/slurm/config.yaml"
@@ -53,9 +54,9 @@ def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
     plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
     run_dir, = plan.find(experiment="co2_segmentation_trees", method="seg_co2", n_estimators=32)
     assert run_dir in out
-    # every run asks for what the cost model predicts times its safety factors (treeopt.experiments.resources);
+    # every run asks for what the cost model predicts times its safety factors (treeopt.experiments.infra.resources);
     # tables for 1 GB / 10 min
-    from treeopt.experiments.resources import run_mem_mb, run_runtime
+    from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
 
     final = plan.finals[run_dir]
     job = out[out.index(run_dir) - 2000:out.index(run_dir) + 2000]
@@ -97,7 +98,7 @@ def test_one_output_layout_for_every_profile():
 def test_runs_ask_for_memory_and_time_by_their_size():
     """Resources come from the cost model: a 1000-tree CO2 Forest asks for more time than a 30-tree one but not
     for more memory (it is scored tree by tree), a scikit-learn forest keeps its trees and asks for more."""
-    from treeopt.experiments.resources import run_mem_mb, run_runtime
+    from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
 
     plan = build_plan(load_config(REPO / "config.yaml", overrides={"profile": "paper"}))
     asked = {}
@@ -112,7 +113,7 @@ def test_runs_ask_for_memory_and_time_by_their_size():
 
 def test_a_run_inside_a_slurm_job_names_the_job_and_its_log(monkeypatch, tmp_path):
     """The log path comes from `scontrol show job -o` (one line of Key=Value fields; a path may hold spaces)."""
-    from treeopt.experiments import joblog
+    from treeopt.experiments.infra import joblog
 
     monkeypatch.chdir(tmp_path)
     log = tmp_path / "results/logs/slurm/rule_candidate_run/wine cart_0/12.log"

@@ -15,8 +15,8 @@ from snakemake_interface_executor_plugins.utils import TargetSpec, encode_target
 
 from test_workflow_snakemake import REPO, copy_workflow, dry_run_jobs, snakemake
 from treeopt.experiments.__main__ import main as experiments_cli
-from treeopt.experiments.config import ConfigError, load_config, validate_config
-from treeopt.experiments.plan import build_plan
+from treeopt.experiments.plan.config import ConfigError, load_config, validate_config
+from treeopt.experiments.plan.build import build_plan
 
 FORBIDDEN = set(",;[]'\" /()")
 WINE = {"task": "classification", "format": "sklearn", "options": {"loader": "wine"},

@@ -26,8 +26,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from treeopt.experiments.config import load_config
-from treeopt.experiments.plan import build_plan
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("Snakefile", "workflow", "config.yaml", "profiles", "environment.yml")

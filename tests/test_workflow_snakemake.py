@@ -51,8 +51,8 @@ TINY_INHERIT = {
 
 def plan_of(config):
     """The workflow's plan of a test config (run folders are named by identity: look them up by experiment)."""
-    from treeopt.experiments.config import validate_config
-    from treeopt.experiments.plan import build_plan
+    from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.config import validate_config
 
     return build_plan(validate_config(copy.deepcopy(config)))
 
@@ -217,7 +217,7 @@ def test_inherited_value_is_the_referenced_choice_in_every_run(inherit_finished)
     fixed = yaml.safe_load((fixed_final / "params.yaml").read_text())
     assert fixed["params"] == {"max_depth": 3, "max_features": chosen, "n_estimators": 5}
     # the rerun command in params.yaml reproduces the run with the resolved value
-    from treeopt.experiments.runner import rerun
+    from treeopt.experiments.run.runner import rerun
 
     old_cwd = os.getcwd()
     os.chdir(root)

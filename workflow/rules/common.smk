@@ -8,12 +8,13 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from treeopt.experiments.config import ConfigError, validate_config
-from treeopt.experiments.migrate import migrate
-from treeopt.experiments.paper_values import dataset_links
-from treeopt.experiments.params import plain_params
-from treeopt.experiments.plan import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR, build_plan
-from treeopt.experiments.reports import FIGURES
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import ConfigError, validate_config
+from treeopt.experiments.plan.paper_values import dataset_links
+from treeopt.experiments.plan.params import plain_params
+from treeopt.experiments.plan.reports import FIGURES
+from treeopt.experiments.plan.specs import BLOCKS_DIR, FINAL_PREFIX, RUNS_DIR, SELECTION_DIR, TABLES_DIR
+from treeopt.experiments.run.migrate import migrate
 
 min_version("8.0")
 
@@ -42,7 +43,7 @@ except ConfigError as exc:  # e.g. an `inherit:` reference that cannot be follow
 
 # Run folders and selection files of earlier versions (named by experiment, with commas) are renamed to their
 # identity names before Snakemake looks for outputs, after checking that each is the planned run: nothing is
-# computed twice, nothing is deleted (treeopt.experiments.migrate). Only the main process does it, not the jobs.
+# computed twice, nothing is deleted (treeopt.experiments.run.migrate). Only the main process does it, not the jobs.
 if workflow.is_main_process:
     for _line in migrate(PLAN).summary():
         print(f"treeopt: {_line}", file=sys.stderr)
@@ -110,7 +111,7 @@ onstart:
     # A run killed with `kill -9` leaves its hidden temporary folder (`.seed0.tmp-p{pid}-...`) or file behind;
     # remove those whose process is gone (name pattern, marker file and pid checked: nothing else is touched).
     from treeopt.data.prepare import clean_stale_temporaries as _clean_data_temporaries
-    from treeopt.experiments.runner import clean_stale_temporaries as _clean_run_temporaries
+    from treeopt.experiments.run.folders import clean_stale_temporaries as _clean_run_temporaries
     from treeopt.data import data_settings as _data_settings
 
     _raw_dir = _data_settings(config).raw_dir
@@ -133,10 +134,10 @@ onstart:
     if _fetching:
         print(f"treeopt: DOWNLOADING for the requested targets: {', '.join(_fetching)}", file=sys.stderr)
     # the first run of each method, for jobs that wait on another job's numba compile to warm up other methods'
-    # kernels meanwhile (treeopt.experiments.precompile; local execution only, TREEOPT_PRECOMPILE=0 turns it off)
+    # kernels meanwhile (treeopt.experiments.infra.precompile; local execution only, TREEOPT_PRECOMPILE=0 turns it off)
     if workflow.local_exec and not workflow.dryrun:
         try:
-            from treeopt.experiments import precompile as _precompile
+            from treeopt.experiments.infra import precompile as _precompile
 
             _precompile.write_list(
                 _precompile.entries(workflow.dag.needrun_jobs(), PLAN), f"{LOGS}/kernels/first_runs.pkl"

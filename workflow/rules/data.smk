@@ -1,7 +1,7 @@
 # One prepared split per data set and seed (treeopt.data decides what the seed changes for fixed splits).
 
 
-from treeopt.experiments.resources import prepare_mem_mb
+from treeopt.experiments.infra.resources import prepare_mem_mb
 
 
 rule prepare_split:

@@ -1,7 +1,7 @@
 # Tables aggregate final runs; figures are drawn from tables. Every table and figure is a report() output
 # whose caption names the paper item it reproduces (snakemake --report report.html). The default profile
 # writes results/tables/ and figures/; any other profile results/{profile}/ and results/{profile}/figures/.
-from treeopt.experiments.captions import SCORECARD_CATEGORY, caption, category
+from treeopt.experiments.report.captions import SCORECARD_CATEGORY, caption, category
 
 _PER_DATASET = [f for f in PLAN.figure_datasets if FIGURES[f].per_dataset]
 _WHOLE = [f for f in PLAN.figure_datasets if not FIGURES[f].per_dataset]

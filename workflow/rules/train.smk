@@ -1,5 +1,5 @@
 # Candidate runs (fit on train, score on validation), selection, and final runs (refit on train+validation).
-# Folders are named by what the run is (treeopt.experiments.identity): a readable slug of the parameters and a
+# Folders are named by what the run is (treeopt.experiments.plan.identity): a readable slug of the parameters and a
 # hash of data set entry, method, parameters and (final runs) the selection they come from, e.g.
 # "final-C-best_max_depth-6__9e01d2c3b4" for a final run whose C is chosen on validation. The name is fixed
 # before the choice is known, so the graph is static: no checkpoints, and `snakemake -n` shows every job. A
@@ -9,8 +9,8 @@
 # sweep value it covers. Names use letters, digits and . _ + - only (shell- and cluster-safe).
 
 
-from treeopt.experiments.identity import SAFE_COMPONENT
-from treeopt.experiments.resources import run_mem_mb, run_runtime
+from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
+from treeopt.experiments.plan.identity import SAFE_COMPONENT
 
 SAFE_NAME = SAFE_COMPONENT.pattern
 
@@ -89,7 +89,7 @@ rule final_run:
         "../scripts/final.py"
 
 
-# A run whose forest is split into tree blocks (profile `forest_block_trees`, treeopt.experiments.blocks; bagged
+# A run whose forest is split into tree blocks (profile `forest_block_trees`, treeopt.experiments.run.blocks; bagged
 # forests and segmentation forests, final or candidate runs): each block job fits trees first..stop-1 (folder
 # `trees{first}-{stop}` under the run's name, `blocked`) with the run's data and parameters; the final_run or
 # candidate_run job above then merges the blocks (its input `blocks`; their block.json names the block size) into the

@@ -435,8 +435,8 @@ def warm_up():
     """Call every kernel once on tiny inputs, so numba loads (or compiles) them now rather than inside the
     first ``fit`` (whose ``fit_seconds`` the RGF paper's Fig. 15 compares). Not called at import: on a fresh
     install it compiles for about 40 s, which every ``import treeopt.boosting`` (Snakemake's config check included)
-    paid before any job ran; the workflow's runs warm up their own kernels (:mod:`treeopt.experiments.warmup`) and a
-    timing script calls this itself (``benchmarks/bench_rgf.py``)."""
+    paid before any job ran; the workflow's runs warm up their own kernels (:mod:`treeopt.experiments.infra.warmup`)
+    and a timing script calls this itself (``benchmarks/bench_rgf.py``)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)

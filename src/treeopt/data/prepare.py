@@ -167,7 +167,7 @@ AVAILABILITY_LABELS = {
 
 def _train_val_block(X_train: np.ndarray, X_val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The training and validation rows as two views of one array, training rows first, so that a final run's
-    refit on both (:func:`treeopt.experiments.runner.fit_and_measure`) takes their union without a copy (for
+    refit on both (:func:`treeopt.experiments.run.fit.fit_and_measure`) takes their union without a copy (for
     Fashion-MNIST, 376 MB less)."""
     if X_train.ndim != 2 or X_val.ndim != 2 or X_train.shape[1:] != X_val.shape[1:] or X_train.dtype != X_val.dtype:
         return X_train, X_val  # images, or parts that do not fit together (the checks below say so)

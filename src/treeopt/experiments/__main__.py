@@ -11,11 +11,11 @@
 ``targets`` prints the final run folders (or ``--selections``: the selection files) of an experiment, one per
 line, to hand to Snakemake: ``snakemake --cores 2 --config profile=paper -- $(python -m treeopt.experiments
 targets --set profile=paper --experiment tao_table1 --dataset letter)``. Run folders are named by what the
-run is (:mod:`treeopt.experiments.identity`), not by experiment, so this is how to find an experiment's runs.
+run is (:mod:`treeopt.experiments.plan.identity`), not by experiment, so this is how to find an experiment's runs.
 ``--where n_estimators=30`` keeps those at a sweep value (a staged final run: its fit size).
 
 ``migrate`` renames the run folders and selection files of earlier versions (named by experiment, with
-commas) that the profile plans, after checking each is the planned run (:mod:`treeopt.experiments.migrate`);
+commas) that the profile plans, after checking each is the planned run (:mod:`treeopt.experiments.run.migrate`);
 Snakemake does the same when it starts. ``--dry-run`` lists what it would rename and what it leaves alone.
 
 ``report`` builds one table (and the figures drawn from it) from those of the profile's final runs that
@@ -25,12 +25,12 @@ some targets were asked of Snakemake. The workflow's own tables always need ever
 ``figures/`` for the default profile, ``results/{profile}/`` and ``results/{profile}/figures/`` otherwise).
 
 ``scorecard`` sets every paper number the profile reproduces beside ours, from the profile's tables that exist
-(:mod:`treeopt.experiments.scorecard`): ``scorecard.csv`` and ``scorecard.md`` beside the tables,
+(:mod:`treeopt.experiments.report.scorecard`): ``scorecard.csv`` and ``scorecard.md`` beside the tables,
 ``figures/scorecard.png|pdf``; with ``--out DIR`` the tables are read from and written to ``DIR``.
 
 ``plan --estimate`` prints, per experiment and in total, the CPU hours and the largest peak memory the cost model
-(:mod:`treeopt.experiments.cost`, measured) expects of the profile's jobs (candidate and final runs; a forest split
-into tree blocks is its block jobs and the merge, see ``forest_block_trees`` in config.yaml), the longest job and
+(:mod:`treeopt.experiments.infra.cost`, measured) expects of the profile's jobs (candidate and final runs; a forest
+split into tree blocks is its block jobs and the merge, see ``forest_block_trees`` in config.yaml), the longest job and
 which it is, and how long the whole profile takes on N cores (``--cores``, default 2 and 100): the CPU hours over N,
 or the longest job if that is longer.
 
@@ -45,9 +45,10 @@ from collections import Counter
 
 import yaml
 
-from .config import ConfigError, load_config
-from .plan import build_plan
-from .runner import RunFolderError, rerun
+from .plan.build import build_plan
+from .plan.config import ConfigError, load_config
+from .run.folders import RunFolderError
+from .run.runner import rerun
 
 
 def _config(args):
@@ -67,7 +68,7 @@ def copy_run_records(run_dirs, out):
 
     import yaml
 
-    from .plan import RUNS_DIR, SELECTION_DIR
+    from .plan.specs import RUNS_DIR, SELECTION_DIR
 
     out, n = Path(out), 0
 
@@ -94,10 +95,10 @@ def copy_run_records(run_dirs, out):
 def _report(args):
     from pathlib import Path
 
-    from .figures import render_figure
-    from .paper_values import dataset_links, linked
-    from .reports import FIGURES, TABLES
-    from .tables import load_runs, write_table
+    from .plan.paper_values import dataset_links, linked
+    from .plan.reports import FIGURES, TABLES
+    from .report.figures import render_figure
+    from .report.tables import load_runs, write_table
 
     config = _config(args)
     plan = build_plan(config)
@@ -131,8 +132,9 @@ def _report(args):
 def _scorecard(args):
     from pathlib import Path
 
-    from .paper_values import dataset_links, linked
-    from .scorecard import STATUSES, scorecard_for
+    from .plan.paper_values import dataset_links, linked
+    from .report.scorecard import STATUSES
+    from .report.scorecard_pages import scorecard_for
 
     config = _config(args)
     command = "python -m treeopt.experiments scorecard" + "".join(f" --set {kv}" for kv in args.set)
@@ -167,7 +169,7 @@ def _parse_where(text):
 
 
 def _migrate(args):
-    from .migrate import migrate
+    from .run.migrate import migrate
 
     config = _config(args)
     profiles = list(config["profiles"]) if args.all_profiles else [config["profile"]]
@@ -191,8 +193,9 @@ def _hours(seconds, width=10):
 
 
 def _print_estimate(plan, cores, threads=None):
-    from .cost import MODEL_FILE, estimate_plan
-    from .plan import BLOCKS_DIR
+    from .infra.cost import MODEL_FILE
+    from .infra.cost_plan import estimate_plan
+    from .plan.specs import BLOCKS_DIR
 
     threads = threads or plan.n_jobs
     costs = estimate_plan(plan, threads=threads)

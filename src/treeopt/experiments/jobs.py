@@ -2,12 +2,13 @@
 
 A wrapper reads its Snakemake job (wildcards, inputs, params, log) into keyword arguments and hands them to
 :func:`treeopt.experiments.warm_worker.call`, which runs the function here in a warm worker's child (or in the wrapper's
-own process). Each job writes its output and traceback to its log file (:func:`~treeopt.experiments.joblog.logged`).
+own process). Each job writes its output and traceback to its log file
+(:func:`~treeopt.experiments.infra.joblog.logged`).
 """
 
 from pathlib import Path
 
-from treeopt.experiments.joblog import logged
+from treeopt.experiments.infra.joblog import logged
 
 
 def prepare_split(*, log, dataset, config, seed, output):
@@ -22,8 +23,8 @@ def prepare_split(*, log, dataset, config, seed, output):
 def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit, blocks=None):
     """One candidate run: fit on the training part; with ``blocks`` (folders of :func:`forest_block` jobs) the
     forest's tree blocks are merged instead of fitted (same run folder)."""
-    from treeopt.experiments.blocks import block_setup
-    from treeopt.experiments.runner import run
+    from treeopt.experiments.run.blocks import block_setup
+    from treeopt.experiments.run.runner import run
 
     with logged([log]):
         block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
@@ -34,7 +35,7 @@ def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, 
 
 def _final_params(selection, point, fixed):
     """(parameters, selection file or None) of a final run: the fixed ones, or those chosen at ``point``."""
-    from treeopt.experiments.selection import final_params, read_selection
+    from treeopt.experiments.run.selection import final_params, read_selection
 
     if fixed is None:
         return final_params(read_selection(selection), point), selection
@@ -45,8 +46,8 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
               inherit, stages, blocks=None):
     """A final run: the selected parameters (or the only ones) refit and tested; with ``blocks`` (folders of
     :func:`forest_block` jobs) the forest's tree blocks are merged instead of fitted (same run folder)."""
-    from treeopt.experiments.blocks import block_setup
-    from treeopt.experiments.runner import run
+    from treeopt.experiments.run.blocks import block_setup
+    from treeopt.experiments.run.runner import run
 
     with logged([log]):
         params, selection = _final_params(selection, point, fixed)
@@ -62,7 +63,7 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
 def forest_block(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
                  inherit, stages, trees, block_trees):
     """One tree block of a run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet merged."""
-    from treeopt.experiments.blocks import run_block
+    from treeopt.experiments.run.blocks import run_block
 
     with logged([log]):
         params, _ = _final_params(selection, point, fixed)
@@ -73,7 +74,7 @@ def forest_block(*, log, output, dataset, method, seed, split, selection, point,
 
 def select(*, log, runs, metric, output, info):
     """Choose the best candidate on the validation set."""
-    from treeopt.experiments.selection import select_runs
+    from treeopt.experiments.run.selection import select_runs
 
     with logged([log]):
         select_runs(runs, metric, output, info=info)
@@ -82,9 +83,9 @@ def select(*, log, runs, metric, output, info):
 def table(*, log, name, runs, output, paper_links=None):
     """Aggregate final runs into one report table; ``paper_links``: {data set: paper data set} of entries that
     name theirs (``paper_dataset``)."""
-    from treeopt.experiments.paper_values import linked
-    from treeopt.experiments.reports import TABLES
-    from treeopt.experiments.tables import load_runs, write_table
+    from treeopt.experiments.plan.paper_values import linked
+    from treeopt.experiments.plan.reports import TABLES
+    from treeopt.experiments.report.tables import load_runs, write_table
 
     with logged([log]), linked(paper_links):
         write_table(TABLES[name].builder()(load_runs(runs)), output)
@@ -92,7 +93,7 @@ def table(*, log, name, runs, output, paper_links=None):
 
 def figure(*, log, name, table, out_dir, dataset, profile):
     """Draw one report figure (PNG + PDF) from its table."""
-    from treeopt.experiments.figures import render_figure
+    from treeopt.experiments.report.figures import render_figure
 
     with logged([log]):
         render_figure(name, table, out_dir, datasets=[dataset] if dataset else None, profile=profile)
@@ -102,9 +103,10 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
     """The reproduction scorecard (every paper number of the profile beside ours) from its tables."""
     import pandas as pd
 
-    from treeopt.experiments.paper_values import dataset_links, linked
-    from treeopt.experiments.plan import build_plan
-    from treeopt.experiments.scorecard import build_scorecard, write_scorecard
+    from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.paper_values import dataset_links, linked
+    from treeopt.experiments.report.scorecard import build_scorecard
+    from treeopt.experiments.report.scorecard_pages import write_scorecard
 
     with logged([log]), linked(dataset_links(config)):
         frames = {Path(path).stem: (pd.read_csv(path), str(path)) for path in tables}

@@ -8,7 +8,7 @@ that imported all of that once; the server forks, and the child runs the job as 
 * with the wrapper's working directory, environment and ``sys.argv``, and its standard input, output and error
   (the file descriptors are passed over the socket), so logs, C-level output and relative paths are the same;
 * as its own process: a job that crashes, leaks or calls ``os._exit`` takes nothing else with it, and the run
-  folder's temporary carries the child's pid as before (:mod:`treeopt.experiments.runner`);
+  folder's temporary carries the child's pid as before (:mod:`treeopt.experiments.run.folders`);
 * tied to the wrapper: when the wrapper goes (Snakemake stops a job, Ctrl-C), the connection closes and the
   child gets SIGTERM, as the wrapper process itself would have.
 
@@ -42,9 +42,9 @@ IDLE_SECONDS = 30.0
 START_TIMEOUT_SECONDS = 60.0
 # imported by the server before it forks: what a job would import itself (the learners come in through the
 # methods registry's factories, which import lazily, so they are named here)
-PRELOAD = ("treeopt.experiments.jobs", "treeopt.experiments.runner", "treeopt.experiments.selection",
-           "treeopt.experiments.methods", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
-           "treeopt.forest", "treeopt.trees", "treeopt.data", "treeopt.experiments.figures", "sklearn.tree",
+PRELOAD = ("treeopt.experiments.jobs", "treeopt.experiments.run.runner", "treeopt.experiments.run.selection",
+           "treeopt.experiments.plan.methods", "treeopt.greedy", "treeopt.nongreedy", "treeopt.tao", "treeopt.boosting",
+           "treeopt.forest", "treeopt.trees", "treeopt.data", "treeopt.experiments.report.figures", "sklearn.tree",
            "sklearn.ensemble", "sklearn.linear_model", "scipy.sparse", "pandas", "yaml")
 # environment read when those modules are imported (or by the OpenMP / BLAS runtimes they load): a server made
 # under other values is another server

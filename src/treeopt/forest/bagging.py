@@ -101,7 +101,7 @@ class RunningProba:
 
     With ``block_trees`` = s the trees are summed in blocks of s (trees 0..s-1, s..2s-1, ...): each block from
     zero, the finished blocks' sums added to each other in block order (:func:`blocked_sum`). This is how a
-    forest split into jobs of s trees each is merged (:mod:`treeopt.experiments.blocks`), so one job and the
+    forest split into jobs of s trees each is merged (:mod:`treeopt.experiments.run.blocks`), so one job and the
     blocks give the same bits; floating-point addition is not associative, so a different s may differ in the
     last bits (a forest of at most s trees is summed exactly as without blocks).
 
@@ -156,7 +156,7 @@ def blocked_sum(done, block):
     """The sum over a forest's first m trees when trees are summed in blocks: ``done`` (the sums of the finished
     blocks, added in block order) plus ``block`` (the current block's sum of its first trees up to m). One
     expression for a forest scored in one job (:class:`RunningProba` with ``block_trees``) and for block jobs
-    merged (:mod:`treeopt.experiments.blocks`), so both give the same bits."""
+    merged (:mod:`treeopt.experiments.run.blocks`), so both give the same bits."""
     return done + block
 
 
@@ -305,11 +305,11 @@ class BaggedTreesClassifier(ClassifierMixin, BaseEstimator):
         The trees are those :meth:`fit` grows (tree i depends only on ``(random_state, i)``), handed out in
         order while the next ones are being fitted in ``n_jobs`` threads; at most ``2 * n_jobs`` fitted trees
         wait to be taken, so memory does not grow with ``n_estimators`` when the caller drops each tree after
-        use (adds its class scores to a running sum, writes it to disk: :mod:`treeopt.experiments.streamed`).
+        use (adds its class scores to a running sum, writes it to disk: :mod:`treeopt.experiments.run.streamed`).
         ``classes_`` and ``n_features_in_`` are set before the first tree; ``estimators_`` is not set.
 
         ``trees``: a ``range`` of tree indices within ``0..n_estimators-1`` (step 1) to fit only those, e.g. one
-        block of a forest split into several jobs (:mod:`treeopt.experiments.blocks`); tree i is the same tree
+        block of a forest split into several jobs (:mod:`treeopt.experiments.run.blocks`); tree i is the same tree
         as in the whole forest, since its seed depends only on ``(random_state, i)``.
         """
         self._validate_params()

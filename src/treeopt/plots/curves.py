@@ -1,7 +1,8 @@
 """Curves of a metric against a setting, one line per method (drawn from a report table).
 
 Each function takes the table, a data set (or None for a multi-panel figure) and the profile name and
-returns a matplotlib Figure; ``treeopt.experiments.figures`` saves it. Lines are whatever methods the table holds.
+returns a matplotlib Figure; ``treeopt.experiments.report.figures`` saves it. Lines are whatever methods the table
+holds.
 """
 
 from matplotlib.ticker import FuncFormatter, MaxNLocator

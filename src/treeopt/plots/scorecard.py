@@ -11,8 +11,8 @@ TITLES = {"nongreedy": "Non-greedy trees", "co2": "CO2 Forest", "tao": "TAO", "r
 
 def scorecard_figure(card, profile):
     """Ours (error bars: std over seeds) against the paper's value, the line y = x, colour by status; numbers
-    not run yet are counted in the panel title. ``card`` is :func:`treeopt.experiments.scorecard.build_scorecard`'s
-    table."""
+    not run yet are counted in the panel title. ``card`` is
+    :func:`treeopt.experiments.report.scorecard.build_scorecard`'s table."""
     papers = [p for p in ("nongreedy", "co2", "tao", "rgf") if p in set(card["paper"])] or ["co2"]
     fig, axes = new_figure(len(papers), width=4.0, height=3.8)
     for ax, paper in zip(axes, papers):

@@ -193,7 +193,7 @@ class ForestSegmenter(BaseEstimator):
     def fit_trees(self, X, y, trees):
         """Fit only trees ``trees`` (a range, None: all) of the forest :meth:`fit` grows: the same trees, since tree
         i's seed and window sample depend only on ``random_state`` and i, and the normalisation statistics on the
-        first tree's seed (a tree block job, :mod:`treeopt.experiments.segment_runs`). ``estimators_`` holds those
+        first tree's seed (a tree block job, :mod:`treeopt.experiments.run.segment_runs`). ``estimators_`` holds those
         trees; ``first_tree_`` the number of the first."""
         self._validate_params()
         trees = tree_range(trees, self.n_estimators)
@@ -261,7 +261,7 @@ class ForestSegmenter(BaseEstimator):
         the forest of the first m trees of ``estimators_`` at every scored pixel (row-major inside the border),
         added tree by tree in tree order. With ``block_trees`` the sums are made in blocks of that many trees,
         each from zero, and the finished blocks added in block order (:func:`treeopt.forest.bagging.blocked_sum`),
-        as tree block jobs are merged (:mod:`treeopt.experiments.segment_runs`): the same bits for any split.
+        as tree block jobs are merged (:mod:`treeopt.experiments.run.segment_runs`): the same bits for any split.
         ``sums`` is a buffer reused by the next step: read it before asking for the next."""
         check_is_fitted(self)
         images = _check_images(X)

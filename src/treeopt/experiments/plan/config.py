@@ -4,7 +4,7 @@ The schema (``workflow/schemas/config.schema.yaml``, also used by the Snakefile)
 level; the error names the key and suggests the nearest allowed one. The second pass checks names against the
 code: methods are registered, reports exist, grid parameters are constructor arguments of the estimator,
 experiments only use data sets that have an entry, and every ``inherit:`` reference can be followed; and every
-hyper-parameter value against the estimator's own constraints (:mod:`treeopt.experiments.values`), so a bad
+hyper-parameter value against the estimator's own constraints (:mod:`treeopt.experiments.plan.values`), so a bad
 value stops ``check`` and ``snakemake -n`` instead of a job hours later. Exponent spellings such as ``3e-3``,
 strings to YAML 1.1, are read as numbers in the profiles first.
 """
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import yaml
 
+from .build import active_profile  # noqa: F401 (part of this module's interface)
 from .errors import ConfigError, name_error
 from .params import split_dotted
-from .plan import active_profile  # noqa: F401 (part of this module's interface)
 
 SCHEMA_RELPATH = Path("workflow") / "schemas" / "config.schema.yaml"
-_REPO_ROOT = Path(__file__).resolve().parents[3]
+_REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 def find_schema(config_path=None):
@@ -98,7 +98,7 @@ def validate_schema(config, schema_path=None, *, other_profiles=None):
 def _data_problems(config):
     """The data layer's own checks of every data set entry (nested split/options/files keys)."""
     try:
-        from ..data.spec import load_config_datasets
+        from ...data.spec import load_config_datasets
     except ImportError:  # data layer without a config checker: the schema's checks stand
         return []
     try:
@@ -114,8 +114,9 @@ RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
 
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
+    from .build import staged_fits  # the plan's own checks give the same messages here
+    from .inherit import inherit_problems
     from .methods import METHODS, fits_tree_ranges, get_method
-    from .plan import inherit_problems, staged_fits  # the plan's own checks give the same messages here
     from .reports import REPORTS
     from .values import parameter_problems
 
@@ -208,7 +209,7 @@ def validate_config(config, schema_path=None, *, source=None):
     ``--set profile=heldout``): they are given as a :class:`ConfigWarning`, naming the profile.
 
     ``source`` ``(text, file name)`` of the config file: each problem then names its line, and a problem inside a
-    YAML anchor is given once, at the anchor's text (:mod:`treeopt.experiments.config_lines`)."""
+    YAML anchor is given once, at the anchor's text (:mod:`treeopt.experiments.plan.config_lines`)."""
     from .config_lines import annotate
     from .values import read_numbers
 

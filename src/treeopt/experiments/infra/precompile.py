@@ -1,7 +1,7 @@
 """A job waiting for another job's numba compile warms up the kernels of other methods meanwhile.
 
 A run compiles (or loads) its method's kernels before its timed fit, under a lock per method
-(:mod:`treeopt.experiments.warmup`). On a fresh clone the first runs of the CO2 and OC1 families compile for
+(:mod:`treeopt.experiments.infra.warmup`). On a fresh clone the first runs of the CO2 and OC1 families compile for
 35-75 s each, and Snakemake often starts two runs of one method at once: the second waited for the first's
 compile under the lock, and its core stayed idle (59 s and 36 s of such waiting in one fresh-clone run of the
 default profile; docs/cost.md).
@@ -43,7 +43,7 @@ def entries(jobs, plan):
     """``[{method, params, seed, split}]``: the first run (candidate or final) of each method among ``jobs``
     (Snakemake jobs about to run), taken from ``plan``; runs with inherited parameters are skipped (their
     parameters are read from selection files that do not exist yet)."""
-    from .params import plain_params
+    from ..plan.params import plain_params
 
     out, seen = [], set()
     for job in jobs:
@@ -151,7 +151,7 @@ def _split_ready(split):
 
 
 def warm_up_listed(estimator, X, y, *, task, name, log=None):
-    """:func:`treeopt.experiments.warmup.warm_up` of a workflow run: while another job holds the method's lock it
+    """:func:`treeopt.experiments.infra.warmup.warm_up` of a workflow run: while another job holds the method's lock it
     warms up the listed methods (:func:`help_while_waiting`); marks the method done for the others."""
     from .warmup import warm_up
 
@@ -164,13 +164,13 @@ def warm_up_listed(estimator, X, y, *, task, name, log=None):
 
 def warm_one(item, log):
     """Warm up the kernels of one listed run, as that run's own warm-up would (the caller holds its lock)."""
-    from ..data import load_split
-    from .methods import get_method, make_estimator
+    from ...data import load_split
+    from ..plan.methods import get_method, make_estimator
     from .warmup import warm_up
 
     split = load_split(item["split"])
     task = get_method(item["method"]).task
-    X_fit, y_fit = split.X_train, split.y_train  # a first run fits on the training part (runner.fit_parts)
+    X_fit, y_fit = split.X_train, split.y_train  # a first run fits on the training part (run.fit.fit_parts)
     n_features = None if task == "segmentation" else X_fit.shape[1]
     estimator = make_estimator(item["method"], item["params"], item["seed"], n_jobs=1, n_features=n_features)
     seconds = warm_up(estimator, X_fit, y_fit, task=task, name=item["method"], log=log, locked=True)

@@ -200,7 +200,7 @@ register("optimal_axis", "treeopt.optimal:OptimalTreeClassifier", "classificatio
 
 def fits_tree_ranges(name):
     """True when the method's forest can fit any range of its trees apart (tree blocks,
-    :mod:`treeopt.experiments.blocks`): treeopt's bagged forests on rows (``fit_iter``) and segmentation forests
+    :mod:`treeopt.experiments.run.blocks`): treeopt's bagged forests on rows (``fit_iter``) and segmentation forests
     (``fit_trees``)."""
     cls = get_method(name).estimator_class()
     return callable(getattr(cls, "fit_iter", None)) or callable(getattr(cls, "fit_trees", None))

@@ -2,7 +2,7 @@
 
 A forest of 1000 trees contains the forests of its first 1, 3, 10, ... trees; a boosted model after 1000
 iterations contains the models after fewer; RGF's model after 1000 leaves passed through its models after 100,
-200, ... leaves. A staged final run (config ``staged:``, :mod:`treeopt.experiments.plan`) fits the largest size
+200, ... leaves. A staged final run (config ``staged:``, :mod:`treeopt.experiments.plan.build`) fits the largest size
 once and reads the smaller ones off it. The estimator side of the contract:
 
 * ``staged_predict_proba(X)`` (classifiers) or ``staged_predict(X)`` (regressors): a generator yielding one
@@ -107,7 +107,7 @@ def staged_scores(estimator, task, param, values, parts, trees=None):
     ``parts`` maps "train"/"val"/"test" to (X, y). Returns a list of dicts, one per wanted value:
     ``{param: value, "stage_value": size scored, "train": {...}, "val": {...}, "test": {...},
     "tree": {"n_trees": ..., "n_leaves_total": ...}}``. ``trees``: the estimator's trees as
-    :func:`treeopt.experiments.metrics.fitted_trees` gives them, when already at hand.
+    :func:`treeopt.experiments.run.metrics.fitted_trees` gives them, when already at hand.
     """
     n_stages = n_stages_of(estimator, param)
     sizes = getattr(estimator, "stage_sizes_", None) or {}

@@ -1,7 +1,7 @@
 """Memory (``mem_mb``) and wall time (``runtime``, minutes) each Snakemake job asks a cluster scheduler for.
 
 A local run ignores them (except ``--resources mem_mb=...``); the SLURM profile (``profiles/slurm``) passes them
-to ``sbatch``. Runs ask for what the measured cost model predicts (:mod:`treeopt.experiments.cost`, the same
+to ``sbatch``. Runs ask for what the measured cost model predicts (:mod:`treeopt.experiments.infra.cost`, the same
 numbers ``python -m treeopt.experiments plan --estimate`` prints), times a safety factor (``safety`` in
 ``cost_model.yaml``: the model was checked to within 2x of measured runs, so CPU time is asked 3x and memory
 1.5x), and never less than a floor (``min_minutes``, ``min_mb``):
@@ -16,7 +16,7 @@ on a loaded or slower node (seen on the local one-node cluster sharing 2 cores a
 a retry asks for 4x the time of the attempt before.
 
 A tree block of a forest split into several jobs asks for what a forest of its trees costs; the final run that
-merges the blocks for the merge's cost (:func:`treeopt.experiments.cost.estimate_merge`; usually the floors).
+merges the blocks for the merge's cost (:func:`treeopt.experiments.infra.cost_plan.estimate_merge`; usually the floors).
 
 A run the model cannot cost (a data set added to the config but not to the model's shape table, a method
 without a model entry) asks for the old flat numbers: 8 GB and 24 hours. Data preparation parses raw files in
@@ -26,7 +26,8 @@ and figures 1 GB, 10 minutes.
 
 import math
 
-from .cost import estimate_spec, load_model
+from .cost import load_model
+from .cost_plan import estimate_spec
 
 FALLBACK_MB = 8000
 FALLBACK_MINUTES = 1440

@@ -29,27 +29,10 @@ import zipfile
 
 import numpy as np
 
+from ...trees import save_trees
+from ..plan.tree_blocks import N_TRAIN_SCORED, BlockError, check_block_stages, stage_sizes
 from . import metrics as _metrics
-from ..trees import save_trees
-from .block_sums import BlockError, read_blocks
-
-N_TRAIN_SCORED = 5  # training images scored (the whole forest only)
-
-
-def stage_sizes(n_trees):
-    """Forest sizes scored along the way: 1, 2, 4, ... up to ``n_trees`` (always included)."""
-    sizes = [1 << i for i in range(int(n_trees).bit_length()) if (1 << i) < n_trees]
-    return [*sizes, int(n_trees)]
-
-
-def check_block_stages(n_trees, block_trees):
-    """Raise :class:`BlockError` unless every staged size of a forest of ``n_trees`` split in blocks of
-    ``block_trees`` lies inside the first block or ends a block (later blocks cannot score sizes inside them: the
-    sum of the blocks before is not theirs)."""
-    inside = [m for m in stage_sizes(n_trees) if m > block_trees and m % block_trees and m != n_trees]
-    if inside:
-        raise BlockError(f"a segmentation forest of {n_trees} trees in blocks of {block_trees}: staged sizes {inside} "
-                         "fall inside later blocks; use a block size that is a power of two")
+from .block_sums import read_blocks
 
 
 def _fit_images(split, fit_on):
@@ -77,7 +60,7 @@ def _n_fit(split, fit_on):
 
 
 def _jaccard(truth, maps, k):
-    from ..segmentation import confusion, jaccard_from_confusion
+    from ...segmentation import confusion, jaccard_from_confusion
 
     return float(jaccard_from_confusion(confusion(truth, maps, k))[0])
 
@@ -99,7 +82,7 @@ def _score_sums(estimator, truth, sized_sums, keep_at):
 
 def _result(estimator, parts, scores, maps, sizes):
     """The run's metrics from each part's scores ({part: {m: [jaccard, other]}}) and full-forest maps."""
-    from ..segmentation import IGNORE
+    from ...segmentation import IGNORE
 
     k = estimator.classes_.shape[0]
     other_key = "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
@@ -130,11 +113,11 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     """A segmentation run's metrics (see the module docstring) and its fitted estimator (a merge: the estimator
     set up from the data but holding no trees). ``block_trees``: sums made in blocks of that many trees;
     ``blocks``: the folders of the run's tree block jobs, merged instead of fitting (``block_check``: what each
-    must share with this run, :data:`treeopt.experiments.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
+    must share with this run, :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
     forest's trees are written (a merge copies them from the blocks, in tree order)."""
-    from .methods import make_estimator
-    from .precompile import warm_up_listed as warm_up
-    from .warmup import numba_compile_clock
+    from ..infra.precompile import warm_up_listed as warm_up
+    from ..infra.warmup import numba_compile_clock
+    from ..plan.methods import make_estimator
 
     log = log or logging.getLogger(__name__)
     parts = _parts(split, fit_on)
@@ -193,8 +176,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set) and, when ``keep``,
     ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
     block, each tree's statistics, timings)."""
-    from .methods import make_estimator
-    from .precompile import warm_up_listed as warm_up
+    from ..infra.precompile import warm_up_listed as warm_up
+    from ..plan.methods import make_estimator
 
     X_fit, y_fit = _fit_images(split, fit_on)
     parts = _parts(split, fit_on)
@@ -241,7 +224,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
 def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
     """``(scores, maps, fit_seconds, predict_seconds, tree_stats)`` of the whole forest from its blocks (whose
     trees are written to ``model_path`` in tree order when it is given)."""
-    from ..trees import TreeWriter
+    from ...trees import TreeWriter
 
     blocks = read_blocks(block_dirs, expect)
     classes, weights = blocks[0][1]["classes"], blocks[0][1]["class_weights"]
@@ -262,8 +245,8 @@ def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
 
 
 def _add_blocks(estimator, parts, sizes, blocks, writer, log):
-    from ..forest.bagging import blocked_sum
-    from ..trees import iter_trees
+    from ...forest.bagging import blocked_sum
+    from ...trees import iter_trees
 
     classes, weights = blocks[0][1]["classes"], blocks[0][1]["class_weights"]
     scores = {part: {} for part in parts}

@@ -22,7 +22,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..trees import TreeWriter
+from ...trees import TreeWriter
 from . import metrics as _metrics
 
 PARTS = ("train", "val", "test")
@@ -40,7 +40,7 @@ def _tree_in_forest_columns(estimator, n_classes):
     classes = np.asarray(estimator.classes_)
     if tree.n_outputs == n_classes and np.array_equal(classes, np.arange(n_classes)):
         return tree
-    from ..trees import Tree
+    from ...trees import Tree
 
     value = np.zeros((tree.n_nodes, n_classes))
     value[:, classes] = tree.leaf_probabilities()
@@ -64,9 +64,9 @@ def fit_streamed(estimator, X_fit, y_fit, parts, X_stats, stage_sizes=(), model_
     job, fitting only the trees of that ``range`` (one block: it starts at a multiple of ``block_trees`` and holds
     at most ``block_trees`` trees); instead of labels it returns the block's probability sums, ``partial``
     ({part: {m: sum of the block's trees up to tree m}} for the wanted m in the block) and ``block_sum`` ({part:
-    sum of all its trees}), which :mod:`treeopt.experiments.blocks` merges in block order.
+    sum of all its trees}), which :mod:`treeopt.experiments.run.blocks` merges in block order.
     """
-    from ..forest.bagging import RunningProba
+    from ...forest.bagging import RunningProba
 
     n_trees = int(estimator.n_estimators)
     block = trees is not None

@@ -54,8 +54,9 @@ forests ``mem`` x T n (every tree kept: nodes grow with n), single trees and boo
 tree ``mem`` x n B (its binary tests),
 segmentation runs their window matrices (``treeopt.segmentation``).
 
-:func:`estimate_run` gives one run's estimate; :func:`estimate_plan` sums a plan by experiment. The SLURM
-resources of every job come from the same numbers (:mod:`treeopt.experiments.resources`).
+:func:`estimate_run` gives one run's estimate; :mod:`treeopt.experiments.infra.cost_plan` costs the plan's jobs
+and sums them by experiment. The SLURM resources of every job come from the same numbers
+(:mod:`treeopt.experiments.infra.resources`).
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ from pathlib import Path
 
 import yaml
 
-from .methods import get_method, resolve_value
-from .params import is_inherit_marker
+from ..plan.methods import get_method, resolve_value
+from ..plan.params import is_inherit_marker
 
 MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
 SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
@@ -306,122 +307,3 @@ def nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir=None):
     init = {**(params.get("init_params") or {}), "max_depth": params.get("max_depth")}
     start = estimate_run("co2_tree", init, dataset, fit_on=fit_on, model=model, processed_dir=processed_dir)
     return start.cpu_seconds - float(model.get("start_seconds", 0.0))
-
-
-def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
-    """:func:`estimate_run` of a planned candidate (``RunSpec``), final run (``FinalSpec``) or tree block
-    (``BlockSpec``). A final run whose parameters are chosen by a selection is costed at the most expensive candidate
-    of that selection. A final run split into tree blocks is costed as its merge (:func:`estimate_merge`), each block
-    as a forest of its trees (no staged sizes: a block only sums)."""
-    if hasattr(spec, "first"):  # a tree block (of a final run, or of a candidate: a RunSpec, fitted on train)
-        if not hasattr(spec.final, "refit"):
-            return estimate_run(spec.final.method, {**dict(spec.final.params), "n_estimators": spec.stop - spec.first},
-                                spec.final.dataset, fit_on="train", threads=threads, model=model,
-                                processed_dir=processed_dir)
-        return _estimate_final(spec.final, threads, model, processed_dir, n_trees=spec.stop - spec.first)
-    if getattr(spec, "block_trees", None) is not None:
-        return estimate_merge(spec, model, processed_dir)
-    if hasattr(spec, "refit"):
-        return _estimate_final(spec, threads, model, processed_dir)
-    return estimate_run(spec.method, dict(spec.params), spec.dataset, fit_on="train", threads=threads, model=model,
-                        processed_dir=processed_dir)
-
-
-def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
-    """A final run's estimate; ``n_trees``: of a forest of that many of its trees instead (a tree block)."""
-    stages = (getattr(spec, "stages", ()) or ()) if n_trees is None else ()
-    size = {} if n_trees is None else {"n_estimators": n_trees}
-    fit_on = "trainval" if spec.refit else "train"
-    if spec.params is not None:
-        candidates = [dict(spec.params)]
-    else:
-        candidates = [{**dict(c.params), **dict(spec.point)} for c in spec.selection.candidates]
-    best = None
-    for params in candidates:
-        est = estimate_run(spec.method, {**params, **size}, spec.dataset, fit_on=fit_on, stages=stages,
-                           threads=threads, model=model, processed_dir=processed_dir)
-        best = est if best is None or est.cpu_seconds > best.cpu_seconds else best
-    return best
-
-
-def estimate_merge(spec, model=None, processed_dir=None):
-    """CPU seconds and peak memory of merging a final run's tree blocks (:mod:`treeopt.experiments.blocks`).
-
-    The merge loads the split and reads every block's probability sums over all rows (one n x k float64 array
-    per block, plus one per staged size inside it), adds them and labels the rows at each size: ``start_seconds``,
-    ``merge.fixed`` and ``merge.cpu_per_gb`` (``cost_model.yaml``, measured) per GB of sums read. Memory: the split
-    plus three n x k arrays (the running sum, a block's sum and a staged one)."""
-    model = model or load_model()
-    refit = getattr(spec, "refit", False)  # a candidate run (RunSpec) fits on the training part
-    shape = dataset_shape(spec.dataset, model, processed_dir)
-    merge = model["merge"]
-    if get_method(spec.method).task == "segmentation":  # sums per pixel of the scored images (segment_runs)
-        from .segment_runs import N_TRAIN_SCORED, stage_sizes
-
-        images = shape.n_test + (0 if refit else shape.n_val) + N_TRAIN_SCORED
-        per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
-        ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)
-        gb = (len(spec.blocks) + 2 * ends) * per_array  # read every block's sums; two label maps per size scored
-        cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
-        return Estimate(cpu, float(model["base_mb"]) + 3 * per_array * 1e3, 1)
-    rows = shape.n_fit("trainval" if refit else "train") + shape.n_test + (0 if refit else shape.n_val)
-    sizes = [v for _, values in getattr(spec, "stages", ()) for v in values]
-    arrays = len(spec.blocks) + sum(1 for v in sizes if v <= spec.n_trees)
-    gb = arrays * rows * max(shape.k, 1) * 8 / 1e9
-    cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
-    peak = float(model["base_mb"]) + shape.split_mb + 3 * rows * max(shape.k, 1) * 8 / 1e6
-    return Estimate(cpu, peak, 1)
-
-
-@dataclass
-class ExperimentCost:
-    """An experiment's jobs: ``n_runs`` runs (a run split into tree blocks counts once, as its merge), ``n_blocks``
-    tree-block jobs; CPU of all; the largest peak; the longest job (run, block or merge) and which it is."""
-
-    name: str
-    n_runs: int = 0
-    cpu_seconds: float = 0.0
-    peak_mb: float = 0.0
-    longest_seconds: float = 0.0
-    unknown: int = 0
-    n_blocks: int = 0
-    longest_job: str = ""
-
-
-def estimate_plan(plan, threads=1, model=None):
-    """``{experiment: ExperimentCost}`` over the plan's jobs: candidate and final runs (each run counted once; a
-    candidate shared by experiments is charged to the first that needs it) and, for a final run split into tree
-    blocks, each block job and the merge."""
-    model = model or load_model()
-    out, seen = {}, set()
-
-    def add(name, spec, block=False):
-        if spec.dir in seen:
-            return
-        seen.add(spec.dir)
-        cost = out.setdefault(name, ExperimentCost(name))
-        if block:
-            cost.n_blocks += 1
-        else:
-            cost.n_runs += 1
-        try:
-            est = estimate_spec(spec, plan.profile, threads, model, plan.processed_dir)
-        except (KeyError, ValueError):
-            cost.unknown += 1
-            return
-        cost.cpu_seconds += est.cpu_seconds
-        cost.peak_mb = max(cost.peak_mb, est.peak_mb)
-        if est.wall_seconds(threads) > cost.longest_seconds:
-            cost.longest_seconds, cost.longest_job = est.wall_seconds(threads), spec.dir
-
-    for selection in plan.selections.values():
-        for run in selection.candidates:
-            add(selection.experiment, run)
-            for first, stop in run.blocks:  # a candidate split into tree blocks
-                add(selection.experiment, plan.blocks[run.block_dir(first, stop)], block=True)
-    for final in plan.finals.values():
-        add(final.experiment, final)
-    for block in plan.blocks.values():
-        if hasattr(block.final, "experiment"):  # candidates' blocks are counted with their selection above
-            add(block.final.experiment, block, block=True)
-    return out

@@ -1,13 +1,13 @@
 """Draw a registered figure from its table CSV and save PNG + PDF (the experiment layer's side of the figures: the
-registry in :mod:`treeopt.experiments.reports` names each figure's drawing function in :mod:`treeopt.plots`, which
+registry in :mod:`treeopt.experiments.plan.reports` names each figure's drawing function in :mod:`treeopt.plots`, which
 draws from a table and imports nothing of the experiment layer)."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from ..plots.style import save
-from .reports import FIGURES
+from ...plots.style import save
+from ..plan.reports import FIGURES
 
 
 def render_figure(name, table_csv, out_dir, *, datasets=None, profile="default"):

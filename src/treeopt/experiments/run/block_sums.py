@@ -1,9 +1,9 @@
-"""Tree blocks on disk: their folders, checks and merge (the arithmetic side of :mod:`treeopt.experiments.blocks`).
+"""Tree blocks on disk: their folders, checks and merge (the arithmetic side of :mod:`treeopt.experiments.run.blocks`).
 
 A block folder holds ``block.json`` (the run it belongs to, its trees' statistics), ``sums.npz`` (its probability
 sums) and, when the model is kept, ``model.npz``. :func:`merge_blocks` adds the blocks' sums in tree order, as a
 one-job run with the same ``block_trees`` adds them (:class:`treeopt.forest.bagging.RunningProba`), and returns what
-:func:`treeopt.experiments.streamed.fit_streamed` returns, so the runner scores a merged forest as a fitted one.
+:func:`treeopt.experiments.run.streamed.fit_streamed` returns, so the runner scores a merged forest as a fitted one.
 This module does not import the runner (the runner imports it).
 """
 
@@ -15,21 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..plan.tree_blocks import BlockError, block_ranges
+
 BLOCK_FILES = frozenset({"block.json", "sums.npz", "model.npz", "log.txt"})
 # what a block must share with the run that merges it (and with the other blocks)
 SAME_RUN_KEYS = ("dataset", "method", "params", "seed", "fit_on", "split_sha256", "n_estimators", "block_trees")
-
-
-class BlockError(ValueError):
-    """Blocks that do not make up the run asked for (missing, overlapping, of another run, damaged)."""
-
-
-def block_ranges(n_trees, block_trees):
-    """The tree ranges of a forest of ``n_trees`` split into blocks of ``block_trees`` (the last may be smaller)."""
-    n_trees, block_trees = int(n_trees), int(block_trees)
-    if n_trees < 1 or block_trees < 1:
-        raise ValueError(f"n_trees and block_trees must be positive, got {n_trees} and {block_trees}")
-    return [range(start, min(start + block_trees, n_trees)) for start in range(0, n_trees, block_trees)]
 
 
 def is_block_folder(path):
@@ -69,14 +59,14 @@ def read_blocks(block_dirs, expect):
 
 
 def merge_blocks(block_dirs, expect, classes, parts, stage_sizes=(), model_path=None, log=None):
-    """What :func:`treeopt.experiments.streamed.fit_streamed` returns for the whole forest, from its blocks.
+    """What :func:`treeopt.experiments.run.streamed.fit_streamed` returns for the whole forest, from its blocks.
 
     ``parts``: {part: number of rows} of the run (the rows the blocks summed over); ``classes``: the forest's
     ``classes_``; ``stage_sizes``: the staged forest sizes to label. Block sums are added in tree order through
     :func:`~treeopt.forest.bagging.blocked_sum`, as a one-job run with the same ``block_trees`` adds them.
     """
-    from ..forest.bagging import blocked_sum
-    from ..trees import TreeWriter, iter_trees
+    from ...forest.bagging import blocked_sum
+    from ...trees import TreeWriter, iter_trees
 
     log = log or logging.getLogger(__name__)
     blocks = read_blocks(block_dirs, expect)

@@ -86,7 +86,7 @@ CAPTIONS["scorecard"] = (
     "worse / not like for like, with a note on how ours differs / not run yet / data not available offline), with "
     "the table and run folders it comes from. The figure plots ours against the "
     "paper's value, one panel per paper, with the line y = x. Made from the tables by "
-    "``treeopt.experiments.scorecard``; the same as ``scorecard.md`` beside the tables.")
+    "``treeopt.experiments.report.scorecard``; the same as ``scorecard.md`` beside the tables.")
 
 # Report names that do not spell their paper item (``{paper}_{fig|table}{N}``): the item they reproduce.
 ITEMS = {"tao_fixed_depth": ("tao", "fixed-depth comparison")}

@@ -20,7 +20,6 @@ class _PlainDumper(yaml.SafeDumper):
 
 # metric -> True when larger is better
 METRIC_DIRECTION = {"accuracy": True, "error": False, "rmse": False, "jaccard": True}
-DEFAULT_METRIC = {"classification": "accuracy", "regression": "rmse", "segmentation": "jaccard"}
 
 
 def best_index(scores, greater_is_better):

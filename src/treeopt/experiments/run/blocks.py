@@ -4,7 +4,7 @@ The trees of a bagged forest are independent: tree i is grown from its own seed,
 ``(random_state, i)`` (:func:`treeopt.forest.bagging.tree_seeds`), so trees ``a..b-1`` can be fitted by one job
 and the rest by others. A forest of T trees split into blocks of s trees (``forest_block_trees`` in the config)
 is T / s **block jobs** (:func:`run_block`: trees ``j s .. (j+1) s - 1``, the data and parameters of the final run)
-and one **merge** (the final run itself, :func:`treeopt.experiments.runner.run` with ``blocks=``), which reads
+and one **merge** (the final run itself, :func:`treeopt.experiments.run.runner.run` with ``blocks=``), which reads
 the blocks in tree order and writes the run folder.
 
 Same numbers as one job: a run's scores come from the sum of its trees' class probabilities on the training,
@@ -20,9 +20,9 @@ numbers (``params.yaml`` records ``block_trees``). ``tests/test_forest_blocks.py
 forests.
 
 A block folder is written like a run folder: into a hidden temporary sibling (same names and marker as
-:mod:`treeopt.experiments.runner`'s, so stale ones of killed jobs are cleaned the same way) and renamed into
+:mod:`treeopt.experiments.run.folders`, so stale ones of killed jobs are cleaned the same way) and renamed into
 place at the end: an interrupted block leaves nothing that looks finished. This module fits blocks; their folders'
-checks and the merge are in :mod:`treeopt.experiments.block_sums` (which the runner imports: no import circle).
+checks and the merge are in :mod:`treeopt.experiments.run.block_sums` (which the runner imports: no import circle).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .block_sums import BlockError, block_ranges, block_setup, is_block_folder, merge_blocks, read_blocks
+from ..plan.tree_blocks import BlockError, block_ranges
+from .block_sums import block_setup, is_block_folder, merge_blocks, read_blocks
+from .folders import TMP_MARKER, make_temporary
 
 __all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
            "run_block"]
@@ -69,11 +71,11 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     """Fit trees ``trees`` (a (start, stop) pair or range: one block) of the forest the run ``method`` /
     ``params`` / ``seed`` on ``split_path`` fits, and write the block folder ``block_dir``; returns its record.
 
-    The arguments are those of the final run that merges the block (:func:`treeopt.experiments.runner.run`);
+    The arguments are those of the final run that merges the block (:func:`treeopt.experiments.run.runner.run`);
     ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
     """
+    from ..plan.methods import get_method
     from . import runner as _runner
-    from .methods import get_method
 
     trees = range(*trees) if not isinstance(trees, range) else trees
     params, inherited = _runner.resolve_inherited(params, inherit)
@@ -81,7 +83,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     if block_dir.exists() and not (is_block_folder(block_dir) or (block_dir.is_dir() and not any(block_dir.iterdir()))):
         raise BlockError(f"{block_dir}: exists and is not a block folder; it is left alone")
     block_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _runner._make_temporary(block_dir)
+    tmp = make_temporary(block_dir)
     logger, detach = _logger(tmp)
     try:
         split = _runner._load_split(split_path)
@@ -93,7 +95,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
             "n_estimators": None,  # the estimator's, below (made with the data's number of features: p^a values)
             "block_trees": int(block_trees), "trees": [trees.start, trees.stop], "model": bool(keep),
         }
-        if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.segment_runs)
+        if spec.task == "segmentation":  # scored on images: sums per pixel (treeopt.experiments.run.segment_runs)
             from .segment_runs import run_segmentation_block
 
             record.update(_runner._plain(run_segmentation_block(
@@ -119,21 +121,22 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
 
 def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_trees, fit_on, n_jobs, keep, stages, log):
     """A bagged forest's block on a table of rows (CO2 Forest, OC1 Forest): fitted and summed tree by tree
-    (:func:`treeopt.experiments.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
+    (:func:`treeopt.experiments.run.streamed.fit_streamed`); writes ``sums.npz`` (and ``model.npz``) into ``tmp``
     and returns the block record's other fields."""
+    from ..infra.precompile import warm_up_listed as warm_up
+    from ..plan.methods import make_estimator
     from . import runner as _runner
-    from .methods import make_estimator
-    from .precompile import warm_up_listed as warm_up
+    from .fit import fit_parts, streamed_stage_indices
     from .streamed import fit_streamed, streams
 
-    X_fit, y_fit, parts, X_stats = _runner.fit_parts(split, fit_on)
+    X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs, n_features=X_fit.shape[1])
     if not streams(estimator, spec.task):
         raise BlockError(f"method {method!r} cannot be split into tree blocks: only treeopt's bagged forests "
                          f"(CO2 Forest, OC1 Forest) and segmentation forests are fitted tree by tree")
     n_estimators = int(estimator.n_estimators)
     sizes = {v for values in dict(stages or {}).values() for v in values}
-    wanted = _runner._streamed_stage_indices(estimator, sizes)
+    wanted = streamed_stage_indices(estimator, sizes)
     compile_seconds = warm_up(estimator, X_fit, y_fit, task=spec.task, name=method, log=log)  # not timed
     log.info("fitting trees %d..%d of %s (%d trees, blocks of %d) on %d x %d points (%s), params %s, seed %d",
              trees.start, trees.stop - 1, method, n_estimators, block_trees, *X_fit.shape, fit_on, params, seed)
@@ -159,15 +162,9 @@ def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_tree
 
 def _replace(tmp, block_dir):
     """Rename the finished temporary into place (an earlier block folder there is replaced)."""
-    (tmp / _runner_marker()).unlink()
+    (tmp / TMP_MARKER).unlink()
     if block_dir.exists():
         if not (is_block_folder(block_dir) or not any(block_dir.iterdir())):
             raise BlockError(f"{block_dir}: exists and is not a block folder; left alone (the block is not saved)")
         shutil.rmtree(block_dir)
     os.rename(tmp, block_dir)
-
-
-def _runner_marker():
-    from .runner import TMP_MARKER
-
-    return TMP_MARKER

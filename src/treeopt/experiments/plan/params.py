@@ -2,12 +2,12 @@
 
 :func:`params_slug` gives the sorted ``key=value`` pairs joined by ``,`` (long ones cut and finished with a
 hash): the ``variant`` labels of the report tables (``learning_rate=0.1,max_leaf_nodes=8``) and the run folder
-names of earlier versions, which :mod:`treeopt.experiments.migrate` finds and renames. Run folders are now
-named by :mod:`treeopt.experiments.identity` (shell- and scheduler-safe, keyed by what the run is).
+names of earlier versions, which :mod:`treeopt.experiments.run.migrate` finds and renames. Run folders are now
+named by :mod:`treeopt.experiments.plan.identity` (shell- and scheduler-safe, keyed by what the run is).
 
 A parameter taken from another method's selection (config ``inherit:``) is not known when the folder is
 named; the plan holds an :class:`Inherited` placeholder instead, and the run puts the chosen value in
-(:func:`treeopt.experiments.runner.resolve_inherited`).
+(:func:`treeopt.experiments.run.runner.resolve_inherited`).
 """
 
 import hashlib
@@ -26,7 +26,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.+-]")
 @dataclass(frozen=True)
 class Inherited:
     """Placeholder for a parameter value chosen by ``method``'s selection whose identity hash is ``selection``
-    (same data set and seed; :mod:`treeopt.experiments.identity`). ``str()`` gives the marker passed to the
+    (same data set and seed; :mod:`treeopt.experiments.plan.identity`). ``str()`` gives the marker passed to the
     run scripts, ``from-{method}-{selection}``; ``legacy`` is the marker earlier versions put in folder names,
     ``from-{method}-{experiment}`` of the config reference (only for finding those folders)."""
 
@@ -47,7 +47,7 @@ def split_dotted(key):
     """``(parameter, name)`` of a parameter key: ``"init_params.nu"`` -> ``("init_params", "nu")`` (the estimator
     parameter it sets, a dict, and the name read from an inherited selection); a plain key is both: ``"nu"`` ->
     ``("nu", "nu")``. A key may go several dicts deep (the start of the start): ``"init_params.init_params.nu"``
-    -> ``("init_params", "nu")``; :func:`treeopt.experiments.methods.nest_params` builds the nested dicts."""
+    -> ``("init_params", "nu")``; :func:`treeopt.experiments.plan.methods.nest_params` builds the nested dicts."""
     outer, _, inner = key.partition(".")
     return outer, inner.rpartition(".")[2] or outer
 

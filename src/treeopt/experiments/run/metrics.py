@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..trees import fitted_trees  # noqa: F401 (the runner and the staged scores take it from here)
+from ...trees import fitted_trees  # noqa: F401 (the runner and the staged scores take it from here)
 
 
 def task_metrics(task, y_true, y_pred):

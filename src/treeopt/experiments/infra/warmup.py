@@ -148,7 +148,7 @@ def shrunk_params(estimator):
 def exercise_prediction(estimator, X):
     """Compile the kernels the run calls after the fit too: prediction and the fitted trees' statistics (a
     streamed forest scores its trees inside the timed loop)."""
-    from .metrics import fitted_trees
+    from ...trees import fitted_trees
 
     estimator.predict(X)
     if hasattr(estimator, "predict_proba"):
@@ -164,7 +164,7 @@ def warm_up(estimator, X, y, *, task, name, log=None, locked=False, while_waitin
     docstring); returns the seconds spent, lock wait included (0.0 for an estimator without kernels).
 
     ``while_waiting``: see :func:`kernel_lock` (the workflow's runs pass other methods' warm-ups:
-    :func:`treeopt.experiments.precompile.warm_up_listed`); ``locked``: the caller holds the lock already.
+    :func:`treeopt.experiments.infra.precompile.warm_up_listed`); ``locked``: the caller holds the lock already.
 
     A failing warm-up fit is logged and ignored: the real fit then compiles what it needs, and the run's
     ``fit_compile_seconds`` shows it.

@@ -2,7 +2,7 @@
 
 Earlier versions named runs by experiment (``final-{experiment}-{point}``) and by ``key=value`` lists with
 commas (``C=0.01,max_depth=6``), which profiles sharing an experiment name overwrote and SLURM jobs could not
-parse. The plan knows the earlier name of everything it makes (:attr:`treeopt.experiments.plan.Plan.legacy`);
+parse. The plan knows the earlier name of everything it makes (:attr:`treeopt.experiments.plan.specs.Plan.legacy`);
 an earlier folder is taken over only when its own record says it is the planned run:
 
 * a candidate run: same data set, method, seed, parameters (an inherited one: read from an earlier selection
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import yaml
 
-from .identity import canonical
-from .params import Inherited, is_inherit_marker
-from .plan import RUNS_DIR, SELECTION_DIR, FinalSpec, RunSpec, SelectionSpec
+from ..plan.identity import canonical
+from ..plan.params import Inherited, is_inherit_marker
+from ..plan.specs import RUNS_DIR, SELECTION_DIR, FinalSpec, RunSpec, SelectionSpec
 from .selection import _PlainDumper
 
 LOGS_DIR = "results/logs"

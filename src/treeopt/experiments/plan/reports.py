@@ -20,7 +20,7 @@ def _resolve(ref):
 @dataclass(frozen=True)
 class TableSpec:
     name: str
-    build: object  # runs DataFrame (treeopt.experiments.tables.load_runs) -> table DataFrame
+    build: object  # runs DataFrame (treeopt.experiments.report.tables.load_runs) -> table DataFrame
 
     def builder(self):
         return _resolve(self.build)
@@ -62,29 +62,29 @@ def table_of(report):
 
 
 # ---- tables -------------------------------------------------------------------------------------------
-register_table("nongreedy_fig2", "treeopt.experiments.tables:nongreedy_fig2")
-register_table("nongreedy_fig3", "treeopt.experiments.tables:nongreedy_fig3")
-register_table("nongreedy_fig4_runtime", "treeopt.experiments.tables:nongreedy_fig4_runtime")
-register_table("co2_table1", "treeopt.experiments.tables:co2_table1")
-register_table("co2_fig1", "treeopt.experiments.tables:co2_fig1")
+register_table("nongreedy_fig2", "treeopt.experiments.report.tables_nongreedy:nongreedy_fig2")
+register_table("nongreedy_fig3", "treeopt.experiments.report.tables_nongreedy:nongreedy_fig3")
+register_table("nongreedy_fig4_runtime", "treeopt.experiments.report.tables_nongreedy:nongreedy_fig4_runtime")
+register_table("co2_table1", "treeopt.experiments.report.tables_co2:co2_table1")
+register_table("co2_fig1", "treeopt.experiments.report.tables_co2:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
-    register_table(_name, "treeopt.experiments.tables:size_curve")
+    register_table(_name, "treeopt.experiments.report.tables_rgf:size_curve")
 for _name in ("co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"):  # CO2 paper Sec. 6.2
-    register_table(_name, f"treeopt.experiments.tables:{_name}")
+    register_table(_name, f"treeopt.experiments.report.tables_co2:{_name}")
 
-register_table("rgf_fig11_exp", "treeopt.experiments.tables:size_curve")
-register_table("rgf_fig13_rf", "treeopt.experiments.tables:size_curve")
-register_table("rgf_fig15_time", "treeopt.experiments.tables:rgf_fig15_time")
-register_table("rgf_fig16_time", "treeopt.experiments.tables:rgf_fig16_time")
+register_table("rgf_fig11_exp", "treeopt.experiments.report.tables_rgf:size_curve")
+register_table("rgf_fig13_rf", "treeopt.experiments.report.tables_rgf:size_curve")
+register_table("rgf_fig15_time", "treeopt.experiments.report.tables_rgf:rgf_fig15_time")
+register_table("rgf_fig16_time", "treeopt.experiments.report.tables_rgf:rgf_fig16_time")
 # TAO (Carreira-Perpinan & Tavallali 2018)
-register_table("tao_fixed_depth", "treeopt.experiments.tables:tao_fixed_depth")
-register_table("tao_table1", "treeopt.experiments.tables:tao_table1")
-register_table("tao_fig1_path", "treeopt.experiments.tables:tao_fig1_path")
-register_table("tao_init", "treeopt.experiments.tables:tao_init")
+register_table("tao_fixed_depth", "treeopt.experiments.report.tables_tao:tao_fixed_depth")
+register_table("tao_table1", "treeopt.experiments.report.tables_tao:tao_table1")
+register_table("tao_fig1_path", "treeopt.experiments.report.tables_tao:tao_fig1_path")
+register_table("tao_init", "treeopt.experiments.report.tables_tao:tao_init")
 # Beyond the papers: the optimal axis-aligned tree (STreeD) beside CART, TAO, CO2 and non-greedy trees
-register_table("beyond_optimal", "treeopt.experiments.tables:beyond_optimal")
+register_table("beyond_optimal", "treeopt.experiments.report.tables_beyond:beyond_optimal")
 # Beyond the papers: our trees at the fixed heights of DTSemNet's Table 3, its published numbers beside (issue #39)
-register_table("decade_fixed_height", "treeopt.experiments.tables:decade_fixed_height")
+register_table("decade_fixed_height", "treeopt.experiments.report.tables_beyond:decade_fixed_height")
 
 # ---- figures ------------------------------------------------------------------------------------------
 register_figure("nongreedy_fig2", "nongreedy_fig2", "treeopt.plots.curves:accuracy_vs_depth")

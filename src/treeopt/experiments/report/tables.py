@@ -1,0 +1,111 @@
+"""Report tables: final runs in, long-format CSV out (one row per data set, method and setting). This module reads
+the runs, aggregates over seeds and writes the CSV; the tables themselves are built in ``tables_co2``,
+``tables_nongreedy``, ``tables_rgf``, ``tables_tao`` and ``tables_beyond`` (one per paper, and the tables beyond
+the papers), registered in :mod:`treeopt.experiments.plan.reports`.
+
+Every table is the mean over seeds with ``n_seeds`` and, for each value column, ``{column}_std`` (sample
+standard deviation; empty with one seed). Settings come from what was run, not from the method's name, so a
+new learner's runs are simply more rows: ``depth`` is the ``max_depth`` limit, ``n_trees`` the number of
+trees actually fitted, ``n_leaves`` the total number of leaves in the model.
+
+A staged run (one fit scored at several sizes, :mod:`treeopt.experiments.run.staged`) gives one row per size, as if
+each size had been its own run: its metrics, ``n_trees`` and ``n_leaves`` are the stage's; the fit and
+predict timings belong to the whole fit and stay only on the row of the fitted size.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+KEYS = ("dataset", "method")
+
+
+def _flatten(metrics, parts_only=False):
+    row = {} if parts_only else {key: metrics[key] for key in ("dataset", "method", "seed", "n_train", "n_val",
+                                                                 "n_test", "fit_seconds", "predict_seconds")}
+    for part in ("train", "val", "test"):
+        for name, value in (metrics.get(part) or {}).items():
+            row[f"{part}_{name}"] = value
+    if parts_only:
+        return row
+    for name, value in (metrics.get("tree") or {}).items():
+        row[f"tree_{name}"] = value
+    return row
+
+
+def _stage_rows(row, metrics):
+    """The rows of a staged run: one per scored size (``metrics["stages"]``)."""
+    rows = []
+    for stage in metrics["stages"]:
+        (param, value), = ((k, v) for k, v in stage.items() if k not in ("stage_value", "train", "val", "test",
+                                                                           "tree"))
+        staged = {k: v for k, v in row.items() if not k.startswith(("train_", "val_", "test_"))}
+        staged.update(_flatten({**metrics, **{part: stage.get(part) or {} for part in ("train", "val", "test")}},
+                               parts_only=True))
+        for name, tree_value in (stage.get("tree") or {}).items():
+            staged[f"tree_{name}"] = tree_value
+        if "n_leaves_total" in (stage.get("tree") or {}) and stage["tree"].get("n_trees"):
+            staged["tree_n_leaves"] = stage["tree"]["n_leaves_total"] / stage["tree"]["n_trees"]
+        if stage.get("stage_value") != metrics["params"].get(param):
+            staged["fit_seconds"] = staged["predict_seconds"] = np.nan  # timings are the whole fit's
+        staged["params"] = {**row["params"], param: value}
+        staged["sweep"] = {**row["sweep"], param: value}
+        rows.append(staged)
+    return rows
+
+
+def load_runs(run_dirs):
+    """One row per run folder (per scored size of a staged run): its metrics flattened (``test_error``,
+    ``tree_n_leaves``, ...), ``params`` (dict) and the experiment recorded in ``params.yaml``."""
+    rows = []
+    for run_dir in run_dirs:
+        run_dir = Path(run_dir)
+        metrics = json.loads((run_dir / "metrics.json").read_text())
+        setup = yaml.safe_load((run_dir / "params.yaml").read_text())
+        row = _flatten(metrics)
+        row["params"] = metrics["params"]
+        row["experiment"] = setup.get("experiment")
+        row["sweep"] = setup.get("sweep") or {}
+        row["run"] = str(run_dir)
+        rows.extend(_stage_rows(row, metrics) if metrics.get("stages") else [row])
+    return pd.DataFrame(rows)
+
+
+def param_column(runs, *names):
+    """The first of ``names`` present in each run's params (e.g. max_depth), as a column."""
+    def pick(params):
+        for name in names:
+            if params.get(name) is not None:
+                return params[name]
+        return np.nan
+    return runs["params"].map(pick)
+
+
+def aggregate(runs, setting, values, keys=KEYS):
+    """Mean over seeds of ``values`` per (*keys, setting), with ``_std`` columns and n_seeds."""
+    keys = list(keys)
+    if runs.empty:
+        return pd.DataFrame(columns=[*keys, setting, *values, "n_seeds"])
+    missing = [v for v in values if v not in runs]
+    if missing:
+        raise ValueError(f"runs lack {', '.join(missing)} (wrong task for this table?)")
+    # dropna=False keeps rows whose key is empty, e.g. the baseline's ``nu`` in co2_fig1
+    grouped = runs.groupby([*keys, setting], sort=True, dropna=False)
+    table = grouped[list(values)].mean()
+    std = grouped[list(values)].std(ddof=1).add_suffix("_std")
+    table = table.join(std)
+    table["n_seeds"] = grouped["seed"].nunique()
+    table = table.reset_index()
+    return table[[*keys, setting, *values, *std.columns, "n_seeds"]]
+
+
+def write_table(table, path):
+    """Write a table CSV atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    table.to_csv(tmp, index=False, float_format="%.6g")
+    tmp.replace(path)
