@@ -156,3 +156,55 @@ def test_every_registered_builder_and_renderer_can_be_imported():
 
     assert all(callable(spec.builder()) for spec in TABLES.values())
     assert all(callable(spec.renderer()) for spec in FIGURES.values())
+
+
+def _final_with_selection(root, seed, chosen_nu, candidates_nu, inherited=None):
+    """A final run under ``root/results/runs`` whose selection file (under ``root/results/selection``) chose
+    ``nu = chosen_nu`` among ``candidates_nu`` at learning rate 0.1 (shared by every candidate)."""
+    run = root / "results/runs/wine/co2_tree/final-nu-best__0123456789" / f"seed{seed}"
+    run.mkdir(parents=True)
+    selection = f"results/selection/wine/co2_tree/nu-best__0123456789/seed{seed}.yaml"
+    (root / selection).parent.mkdir(parents=True, exist_ok=True)
+    candidates = [{"params": {"nu": nu, "learning_rate": 0.1, "max_depth": 4}, "val": 90.0} for nu in candidates_nu]
+    (root / selection).write_text(yaml.safe_dump({"chosen": {"nu": chosen_nu}, "candidates": candidates}))
+    params = {"nu": chosen_nu, "learning_rate": 0.1, "max_depth": 4, "init_scale": 2}
+    metrics = {"dataset": "wine", "method": "co2_tree", "params": params, "seed": seed, "n_train": 10, "n_val": 0,
+               "n_test": 5, "train": {"accuracy": 99.0}, "val": {}, "test": {"accuracy": 95.0}, "fit_seconds": 0.1,
+               "predict_seconds": 0.01, "tree": {"n_leaves": 4, "n_trees": 1}}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    setup = {"experiment": "e", "sweep": {"max_depth": 4}, "selection": selection, "inherited": inherited or {}}
+    (run / "params.yaml").write_text(yaml.safe_dump(setup))
+    return run
+
+
+def test_a_row_names_the_hyper_parameters_validation_chose(tmp_path):
+    """Issue #38: each row carries what validation chose for its runs (the parameters the selection's candidates
+    vary, and the inherited ones), written once when the seeds agree and per seed (in seed order) when not;
+    parameters every candidate shares, and runs without a selection, add nothing."""
+    inherited = {"init_scale": "results/selection/wine/nongreedy_tree/x/seed0.yaml"}
+    dirs = [_final_with_selection(tmp_path, 1, 10.0, [1.0, 10.0]),
+            _final_with_selection(tmp_path, 0, 1.0, [1.0, 10.0], inherited)]
+    dirs.append(fake_run(tmp_path, "wine", "cart", 0, {"max_depth": 4}, {"max_depth": 4}, {"accuracy": 90.0}))
+    table = tables_nongreedy.nongreedy_fig2(tables.load_runs(dirs))
+    chosen = dict(zip(table["method"], table["chosen_params"]))
+    assert chosen["co2_tree"] == "init_scale=2|None; nu=1|10"
+    assert chosen["cart"] == ""
+    same = tables.chosen_text([{"nu": 4.0, "learning_rate": 0.03}, {"nu": 4.0, "learning_rate": 0.03}])
+    assert same == "learning_rate=0.03; nu=4"
+
+
+def test_committed_records_give_the_chosen_hyper_parameters_of_their_selections():
+    """The records committed beside the paper tables (results/paper/runs, results/paper/selection) say what was
+    chosen: for the non-greedy trees of decade_fixed_height on Letter, every value the column names is the one the
+    seed's selection file chose."""
+    from pathlib import Path
+
+    paper = Path(__file__).resolve().parents[1] / "results/paper"
+    runs = sorted(p.parent for p in (paper / "runs/letter/nongreedy_tree").glob("*/seed*/params.yaml"))
+    assert len(runs) == 3
+    for run in runs:
+        setup = yaml.safe_load((run / "params.yaml").read_text())
+        selection = yaml.safe_load((paper / Path(setup["selection"]).relative_to("results")).read_text())
+        tuned = tables.tuned_params(setup, run, json.loads((run / "metrics.json").read_text())["params"])
+        assert {"nu", "learning_rate", "init_params.nu"} <= set(tuned)
+        assert all(selection["chosen"][key] == value for key, value in tuned.items())

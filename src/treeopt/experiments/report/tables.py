@@ -14,6 +14,7 @@ predict timings belong to the whole fit and stay only on the row of the fitted s
 """
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +58,49 @@ def _stage_rows(row, metrics):
     return rows
 
 
+@lru_cache(maxsize=4096)
+def _varied_keys(selection_path):
+    """The parameters a selection file's candidates do not all share (what validation chose among)."""
+    selection = yaml.safe_load(Path(selection_path).read_text()) or {}
+    candidates = [c.get("params") or {} for c in selection.get("candidates") or []]
+    keys = {key for c in candidates for key in c}
+    return tuple(sorted(k for k in keys if len({repr(c.get(k)) for c in candidates}) > 1))
+
+
+def tuned_params(setup, run_dir, params):
+    """``{parameter: value}`` of what validation chose for a final run: the parameters its selection's candidates
+    vary and the ones it inherits from another selection (``params.yaml``'s ``selection`` and ``inherited``). The
+    selection file is looked for beside the run's ``runs`` folder (``results/selection/...`` for
+    ``results/runs/...``, ``results/paper/selection/...`` for the records under ``results/paper/runs``); a run
+    without a selection, or whose file is not there, has none."""
+    keys = set((setup.get("inherited") or {}))
+    source = setup.get("selection")
+    if source:
+        run_dir, parts = Path(run_dir), Path(source).parts
+        path = Path(source)
+        if "selection" in parts and len(run_dir.parents) > 4:  # <base>/runs/{dataset}/{method}/{name}/seed{s}
+            path = run_dir.parents[4].joinpath(*parts[parts.index("selection"):])
+        if path.is_file():
+            keys.update(_varied_keys(str(path)))
+    return {key: params[key] for key in sorted(keys) if key in params}
+
+
+def chosen_text(tuned_by_seed):
+    """One cell for the chosen hyper-parameters of a table row: ``key=value`` joined by ``; ``, a value that differs
+    between seeds written per seed in seed order (``nu=1|4|1``); empty when nothing was chosen."""
+    keys = sorted({key for tuned in tuned_by_seed for key in tuned})
+    cells = []
+    for key in keys:
+        values = [tuned.get(key) for tuned in tuned_by_seed]
+        shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+        cells.append(f"{key}={shown[0] if len(set(shown)) == 1 else '|'.join(shown)}")
+    return "; ".join(cells)
+
+
 def load_runs(run_dirs):
     """One row per run folder (per scored size of a staged run): its metrics flattened (``test_error``,
-    ``tree_n_leaves``, ...), ``params`` (dict) and the experiment recorded in ``params.yaml``."""
+    ``tree_n_leaves``, ...), ``params`` (dict), the experiment recorded in ``params.yaml`` and ``tuned`` (what
+    validation chose, :func:`tuned_params`)."""
     rows = []
     for run_dir in run_dirs:
         run_dir = Path(run_dir)
@@ -67,6 +108,7 @@ def load_runs(run_dirs):
         setup = yaml.safe_load((run_dir / "params.yaml").read_text())
         row = _flatten(metrics)
         row["params"] = metrics["params"]
+        row["tuned"] = tuned_params(setup, run_dir, metrics["params"])
         row["experiment"] = setup.get("experiment")
         row["sweep"] = setup.get("sweep") or {}
         row["run"] = str(run_dir)
@@ -85,10 +127,12 @@ def param_column(runs, *names):
 
 
 def aggregate(runs, setting, values, keys=KEYS):
-    """Mean over seeds of ``values`` per (*keys, setting), with ``_std`` columns and n_seeds."""
+    """Mean over seeds of ``values`` per (*keys, setting), with ``_std`` columns, n_seeds and ``chosen_params``
+    (the hyper-parameters validation chose for the row's runs, per seed where they differ: :func:`chosen_text`;
+    empty for runs that chose nothing)."""
     keys = list(keys)
     if runs.empty:
-        return pd.DataFrame(columns=[*keys, setting, *values, "n_seeds"])
+        return pd.DataFrame(columns=[*keys, setting, *values, "n_seeds", "chosen_params"])
     missing = [v for v in values if v not in runs]
     if missing:
         raise ValueError(f"runs lack {', '.join(missing)} (wrong task for this table?)")
@@ -98,8 +142,13 @@ def aggregate(runs, setting, values, keys=KEYS):
     std = grouped[list(values)].std(ddof=1).add_suffix("_std")
     table = table.join(std)
     table["n_seeds"] = grouped["seed"].nunique()
+    if "tuned" in runs:
+        table["chosen_params"] = grouped[["seed", "tuned"]].apply(
+            lambda g: chosen_text([t for _, t in sorted(zip(g["seed"], g["tuned"]), key=lambda st: st[0])]))
+    else:
+        table["chosen_params"] = ""
     table = table.reset_index()
-    return table[[*keys, setting, *values, *std.columns, "n_seeds"]]
+    return table[[*keys, setting, *values, *std.columns, "n_seeds", "chosen_params"]]
 
 
 def write_table(table, path):
