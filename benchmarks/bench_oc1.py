@@ -46,7 +46,10 @@ def load(name, config_path, max_rows=None):
     """(X_train, y_train, X_test, y_test) of a benchmark data set; ``max_rows`` keeps the first rows (smoke runs)."""
     if name == "letter":
         from treeopt.data import load_split, prepare_split
-        from treeopt.experiments.plan.config import load_config
+        try:
+            from treeopt.experiments.plan.config import load_config
+        except ImportError:  # a baseline older than the experiment layer's rooms (--baseline-src)
+            from treeopt.experiments.config import load_config
 
         split = load_split(prepare_split("letter", load_config(config_path), 0))
         data = split.X_train, split.y_train, split.X_test, split.y_test
