@@ -53,7 +53,8 @@ METHOD_NAMES = {"rf": "Random Forest", "oc1_forest": "OC1 Forest", "co2_forest":
                 "seg_two_probe": "Two-probe Forest", "seg_co2": "CO2 Forest"}
 
 
-def _name(names, key):
+def display_name(names, key):
+    """A data set's or method's name as the papers print it (the key itself when they do not)."""
     return names.get(key, key)
 
 
@@ -77,14 +78,15 @@ class Scored:
         return (self.caveat(dataset, method, *keys) if self.caveat else None) or ""
 
     def label(self, row):
-        setting = self.setting.format(**{k: _fmt(row[k]) for k in self.keys})
-        parts = [self.title, _name(DATASET_NAMES, row["dataset"])]
+        setting = self.setting.format(**{k: format_value(row[k]) for k in self.keys})
+        parts = [self.title, display_name(DATASET_NAMES, row["dataset"])]
         if row["method"]:
-            parts.append(_name(METHOD_NAMES, row["method"]))
+            parts.append(display_name(METHOD_NAMES, row["method"]))
         return ", ".join([*parts, setting] if setting else parts)
 
 
-def _fmt(value):
+def format_value(value):
+    """A setting's value as the scorecard writes it (numbers without trailing zeros)."""
     return f"{value:g}" if isinstance(value, (int, float, np.integer, np.floating)) else str(value)
 
 
@@ -198,7 +200,7 @@ def table_rows(table, frame, source, spec=None):
         method = row["method"] if isinstance(row["method"], str) else ""
         note = spec.note(row["dataset"], method, [row[k] for k in spec.keys])
         rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": row["dataset"],
-                     "method": method, "setting": ",".join(f"{k}={_fmt(row[k])}" for k in spec.keys),
+                     "method": method, "setting": ",".join(f"{k}={format_value(row[k])}" for k in spec.keys),
                      "metric": spec.value,
                      "paper_value": paper, "paper_source": spec.source, "ours": ours, "ours_std": std,
                      "n_seeds": n_seeds,
@@ -241,7 +243,7 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
         row = {"dataset": dataset, "method": method, **dict(zip(spec.keys, keys))}
         source = f"{output_dirs(profile)[0]}/{table}.csv"
         rows.append({"paper": spec.paper, "item": spec.label(row), "table": table, "dataset": dataset,
-                     "method": method, "setting": ",".join(f"{k}={_fmt(v)}" for k, v in zip(spec.keys, keys)),
+                     "method": method, "setting": ",".join(f"{k}={format_value(v)}" for k, v in zip(spec.keys, keys)),
                      "metric": spec.value, "paper_value": paper, "paper_source": spec.source,
                      "ours": float("nan"), "ours_std": float("nan"),
                      "n_seeds": 0, "difference": float("nan"), "tolerance": float("nan"),

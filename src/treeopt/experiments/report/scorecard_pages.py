@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..plan.specs import output_dirs
-from .scorecard import STATUSES, _fmt, _name, build_scorecard, read_tables
+from .scorecard import STATUSES, format_value, display_name, build_scorecard, read_tables
 
 # ---- markdown ----------------------------------------------------------------------------------------------
 METRIC_NAMES = {"test_error": "test error %", "test_accuracy": "test accuracy %", "jaccard": "Jaccard %",
@@ -49,7 +49,7 @@ def to_markdown(card, *, profile, command):
         for _, r in rows.iterrows():
             diff = "–" if math.isnan(r["difference"]) else f"{r['difference']:+.2f}"
             source = f"`{r['source']}`" + (f" ({r['runs']})" if r["runs"] else "")
-            lines.append(f"| {r['item']} ({_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
+            lines.append(f"| {r['item']} ({display_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
                          f"{r['paper_source']} | {_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | "
                          f"{diff} | {r['status']} | {r['note']} | {source} |")
     return "\n".join(lines) + "\n"
@@ -105,12 +105,12 @@ def report_intro(template, config, out_dir=".snakemake/treeopt"):
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     for row in card.itertuples():
-        ours = "" if pd.isna(row.ours) else _fmt(round(float(row.ours), 4))
+        ours = "" if pd.isna(row.ours) else format_value(round(float(row.ours), 4))
         if ours and not pd.isna(row.ours_std):
-            ours += f" ± {_fmt(round(float(row.ours_std), 4))}"
+            ours += f" ± {format_value(round(float(row.ours_std), 4))}"
         if ours:
             ours += f" ({int(row.n_seeds)} seed{'s' if int(row.n_seeds) != 1 else ''})"
-        writer.writerow([row.item, _fmt(row.paper_value), row.paper_source, ours, row.status])
+        writer.writerow([row.item, format_value(row.paper_value), row.paper_source, ours, row.status])
     counts = card["status"].value_counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts)
     table = "\n".join("   " + line for line in buffer.getvalue().splitlines())
