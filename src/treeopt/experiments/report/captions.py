@@ -20,7 +20,10 @@ PAPERS = {
 CAPTIONS = {
     "nongreedy_fig2": "Reproduces **Fig. 2** of the non-greedy trees paper: training and test accuracy of single "
                       "trees against the depth limit (axis-aligned, random oblique, OC1, CO2 and non-greedy trees), "
-                      "hyper-parameters chosen per depth on validation and refit on train+validation.",
+                      "hyper-parameters chosen per depth on validation and refit on train+validation "
+                      "(``chosen_params``, per seed where they differ). A point is one draw of the SGD: at fixed "
+                      "hyper-parameters and split, a CO2 tree's test accuracy moves with its own seed alone "
+                      "(studies/co2_seed_spread.py).",
     "nongreedy_fig3": "Reproduces **Fig. 3** of the non-greedy trees paper: leaves of non-greedy trees that training "
                       "points reach (active leaves) against depth for each norm bound nu, with the number of leaves "
                       "of the axis-aligned tree of the same depth (dotted in the figure).",
