@@ -85,8 +85,22 @@ def _with_save_model(identity, save_model):
     return identity if save_model is None else {**identity, "save_model": bool(save_model)}
 
 
+class _SplitIntoBlocks:
+    """What a candidate run and a final run share when their forest may be split into tree blocks: the blocks and
+    their folders (the class has ``block_trees``, ``dataset``, ``method``, ``slug`` and ``seed``)."""
+
+    @property
+    def blocks(self):
+        """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
+        return _block_list(self)
+
+    def block_dir(self, first, stop):
+        """The folder of the block job of trees ``first..stop-1``."""
+        return f"{BLOCKS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}/{BLOCK_PREFIX}{first}-{stop}"
+
+
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(_SplitIntoBlocks):
     """A candidate (ordinary) run: fit on the training part with fixed params.
 
     ``data`` is the identity hash of the data set entry (:func:`treeopt.data.spec.data_identity`); the folder
@@ -114,15 +128,6 @@ class RunSpec:
         if self.block_trees is not None:
             out["block_trees"] = self.block_trees
         return _with_save_model(out, self.save_model)
-
-    @property
-    def blocks(self):
-        """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
-        return _block_list(self)
-
-    def block_dir(self, first, stop):
-        """The folder of the block job of trees ``first..stop-1``."""
-        return f"{BLOCKS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}/{BLOCK_PREFIX}{first}-{stop}"
 
     @cached_property
     def slug(self):
@@ -181,7 +186,7 @@ class SelectionSpec:
 
 
 @dataclass(frozen=True)
-class FinalSpec:
+class FinalSpec(_SplitIntoBlocks):
     experiment: str  # the first experiment that asked for it (identical final runs of others share it)
     dataset: str
     method: str
@@ -202,15 +207,6 @@ class FinalSpec:
         either its parameters or the selection they come from; the block size when split (the blocks' sums are
         added in another order than one forest's: other last bits)."""
         return self._identity
-
-    @property
-    def blocks(self):
-        """``[(first tree, stop)]`` of the block jobs (empty: fitted in one job)."""
-        return _block_list(self)
-
-    def block_dir(self, first, stop):
-        """The folder of the block job of trees ``first..stop-1``."""
-        return f"{BLOCKS_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}/{BLOCK_PREFIX}{first}-{stop}"
 
     @cached_property
     def _identity(self):

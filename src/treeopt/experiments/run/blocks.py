@@ -28,7 +28,6 @@ checks and the merge are in :mod:`treeopt.experiments.run.block_sums` (which the
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import warnings
@@ -38,32 +37,10 @@ import numpy as np
 
 from ..plan.tree_blocks import BlockError, block_ranges
 from .block_sums import block_setup, is_block_folder, merge_blocks, read_blocks
-from .folders import TMP_MARKER, make_temporary
+from .folders import TMP_MARKER, folder_logger, make_temporary
 
 __all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
            "run_block"]
-
-
-def _logger(tmp):
-    """A logger writing to ``tmp/log.txt`` (with treeopt's library lines), and a function that detaches it."""
-    logger = logging.getLogger(f"treeopt.block.{tmp.name}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.FileHandler(tmp / "log.txt")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    library = logging.getLogger("treeopt")
-    level = library.level
-    library.setLevel(logging.INFO)
-    library.addHandler(handler)
-
-    def detach():
-        handler.close()
-        logger.removeHandler(handler)
-        library.removeHandler(handler)
-        library.setLevel(level)
-
-    return logger, detach
 
 
 def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, block_trees, fit_on="trainval",
@@ -84,7 +61,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
         raise BlockError(f"{block_dir}: exists and is not a block folder; it is left alone")
     block_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temporary(block_dir)
-    logger, detach = _logger(tmp)
+    logger, detach = folder_logger(tmp, "block")
     try:
         split = _runner._load_split(split_path)
         spec = get_method(method)

@@ -10,6 +10,7 @@ nothing the program did not write is ever deleted.
 """
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -154,3 +155,31 @@ def move_into_place(tmp, run_dir):
     os.rename(run_dir, old / run_dir.name)
     os.rename(tmp, run_dir)
     shutil.rmtree(old)
+
+
+def folder_logger(folder, kind):
+    """A logger ``treeopt.{kind}.{folder name}`` writing to ``folder/log.txt``, with treeopt's library lines (e.g. the
+    non-greedy learner's per-epoch progress on ``treeopt.nongreedy``) in the same file; it does not propagate, so
+    nothing is written twice. Returns ``(logger, detach)``: ``detach()`` closes the file and restores the library
+    logger's level (call it before the folder moves or is removed; calling it again does nothing)."""
+    logger = logging.getLogger(f"treeopt.{kind}.{folder.name}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(folder / "log.txt")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    library = logging.getLogger("treeopt")
+    level = library.level
+    library.setLevel(logging.INFO)
+    library.addHandler(handler)
+    attached = [True]
+
+    def detach():
+        if attached[0]:
+            attached[0] = False
+            handler.close()
+            logger.removeHandler(handler)
+            library.removeHandler(handler)
+            library.setLevel(level)
+
+    return logger, detach

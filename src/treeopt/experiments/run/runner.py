@@ -10,7 +10,6 @@ in before the estimator is built, so ``params.yaml`` and ``metrics.json`` hold t
 
 import hashlib
 import json
-import logging
 import os
 import shutil
 from pathlib import Path
@@ -23,7 +22,8 @@ from ..plan.methods import get_method
 from ..plan.params import is_inherit_marker, split_dotted
 from . import metrics as _metrics
 from .fit import fit_and_measure
-from .folders import RunFolderError, check_output_folder, is_run_folder, make_temporary, move_into_place
+from .folders import (RunFolderError, check_output_folder, folder_logger, is_run_folder, make_temporary,
+                      move_into_place)
 
 # compile_seconds: numba kernels compiled or loaded before the timed fit (infra/warmup.py; 0.0 for learners without
 # kernels); fit_compile_seconds: what numba still spent on them inside the timed fit (0 expected)
@@ -110,18 +110,7 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         raise RunFolderError(f"{shown_dir}: exists and is not a folder; it is left alone")
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temporary(run_dir)
-    logger = logging.getLogger(f"treeopt.run.{tmp.name}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.FileHandler(tmp / "log.txt")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    # Library progress (e.g. the non-greedy learner's per-epoch lines on the ``treeopt.nongreedy`` logger)
-    # goes to the same log.txt; ``treeopt.run.*`` does not propagate, so nothing is written twice.
-    library = logging.getLogger("treeopt")
-    library_level = library.level
-    library.setLevel(logging.INFO)
-    library.addHandler(handler)
+    logger, detach = folder_logger(tmp, "run")
     try:
         scheduled = slurm_job()
         if scheduled:  # the scheduler's own log of this job (out-of-memory and time-limit kills show there)
@@ -152,18 +141,16 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         logger.info("done")
-        handler.close()
+        detach()
         move_into_place(tmp, run_dir)
         return result
     except BaseException:
         logger.exception("run failed")
-        handler.close()
+        detach()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
-        logger.removeHandler(handler)
-        library.removeHandler(handler)
-        library.setLevel(library_level)
+        detach()
 
 
 def rerun(params_file, out_dir, *, force=False):
