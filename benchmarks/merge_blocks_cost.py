@@ -1,4 +1,4 @@
-"""CPU seconds of merging a forest's tree blocks (treeopt.experiments.run.blocks.merge_blocks) per GB of block sums
+"""CPU seconds of merging a forest's tree blocks (treeopt.experiments.run.block_sums.merge_blocks) per GB of block sums
 read: the cost model's ``merge`` entry (cost_model.yaml).
 
     PYTHONPATH=src python benchmarks/merge_blocks_cost.py ROWS CLASSES [--dir /tmp/merge_bench]
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from treeopt.experiments.run.blocks import block_ranges, merge_blocks
+from treeopt.experiments.plan.tree_blocks import block_ranges
+from treeopt.experiments.run.block_sums import merge_blocks
 
 
 def main(argv=None):

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments.run import blocks as blocks_mod
 from treeopt.experiments.run import runner
-from treeopt.experiments.run.blocks import BlockError, block_ranges, is_block_folder, run_block
+from treeopt.experiments.plan.tree_blocks import BlockError, block_ranges
+from treeopt.experiments.run.block_sums import block_setup, is_block_folder
+from treeopt.experiments.run.blocks import run_block
 from treeopt.experiments.run.runner import run
 from treeopt.forest import CO2ForestClassifier, OC1ForestClassifier
 from treeopt.forest.bagging import RunningProba, blocked_sum, predict_proba_saved
@@ -170,4 +171,4 @@ def test_an_interrupted_block_leaves_nothing(tmp_path, wine_split, monkeypatch):
     run_block(block, trees=(0, 4), block_trees=4, **kwargs)
     assert is_block_folder(block) and sorted(p.name for p in block.iterdir()) == [
         "block.json", "log.txt", "model.npz", "sums.npz"]
-    assert blocks_mod.block_setup(block)["trees"] == [0, 4]
+    assert block_setup(block)["trees"] == [0, 4]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from treeopt.experiments.run.blocks import BlockError, block_ranges, run_block
+from treeopt.experiments.plan.tree_blocks import BlockError, block_ranges
+from treeopt.experiments.run.blocks import run_block
 from treeopt.experiments.run.runner import run
 from treeopt.experiments.plan.tree_blocks import check_block_stages
 from treeopt.segmentation import ForestSegmenter

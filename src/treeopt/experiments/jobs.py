@@ -23,7 +23,7 @@ def prepare_split(*, log, dataset, config, seed, output):
 def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit, blocks=None):
     """One candidate run: fit on the training part; with ``blocks`` (folders of :func:`forest_block` jobs) the
     forest's tree blocks are merged instead of fitted (same run folder)."""
-    from treeopt.experiments.run.blocks import block_setup
+    from treeopt.experiments.run.block_sums import block_setup
     from treeopt.experiments.run.runner import run
 
     with logged([log]):
@@ -46,7 +46,7 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
               inherit, stages, blocks=None):
     """A final run: the selected parameters (or the only ones) refit and tested; with ``blocks`` (folders of
     :func:`forest_block` jobs) the forest's tree blocks are merged instead of fitted (same run folder)."""
-    from treeopt.experiments.run.blocks import block_setup
+    from treeopt.experiments.run.block_sums import block_setup
     from treeopt.experiments.run.runner import run
 
     with logged([log]):

@@ -35,12 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..plan.tree_blocks import BlockError, block_ranges
-from .block_sums import block_setup, is_block_folder, merge_blocks, read_blocks
+from ..plan.tree_blocks import BlockError
+from .block_sums import is_block_folder
 from .folders import TMP_MARKER, folder_logger, make_temporary
-
-__all__ = ["BlockError", "block_ranges", "block_setup", "is_block_folder", "merge_blocks", "read_blocks",
-           "run_block"]
 
 
 def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, block_trees, fit_on="trainval",
