@@ -42,8 +42,11 @@ def test_a_table_and_the_scorecard_of_a_linked_entry_get_rows():
         table = tables_co2.co2_table1(runs)
         card = build_scorecard({"co2_table1": (table, "results/x/co2_table1.csv")})
     assert table["paper_value"].tolist() == [5.9]
-    (row,) = card.itertuples()
+    (row,) = card[card["claim"] == ""].itertuples()
     assert row.dataset == "usps_heldout" and row.paper_value == 5.9 and row.status == WITHIN
+    claims = card[card["claim"] != ""]  # the claims made for USPS apply to the entry that stands for it
+    assert set(claims["setting"]) == {"claim=co2_beats_baselines", "claim=co2_10_beat_rf_1000"}
+    assert (claims["dataset"] == "usps_heldout").all()
     unlinked = tables_co2.co2_table1(runs)
     assert unlinked["paper_value"].isna().all()
 

@@ -16,10 +16,46 @@ PAPER = REPO / "results/paper"
 RECORDS = sorted(p.parent for p in (PAPER / "runs").glob("*/*/*/seed*/params.yaml"))
 
 
-def _table_of(record):
-    """The table a record (``results/paper/runs/{dataset}/{method}/{name}/seed{s}``) stands behind."""
-    method, name = record.parts[-3], record.parts[-2]
-    return "co2_table1" if name.startswith("final-") and method in ("oc1_forest", "co2_forest", "rf") else None
+# The columns naming a row of each table that has committed records: the rows are matched on them. A table whose
+# records are committed but has no entry here fails test_every_record_stands_behind_a_planned_table_row, so the
+# check below is never skipped silently.
+ROW_KEYS = {"co2_table1": ["dataset", "method", "n_trees"],
+            "decade_fixed_height": ["dataset", "method", "init", "depth"]}
+
+
+@pytest.fixture(scope="module")
+def record_tables():
+    """{table: [record folders]}: each committed record under the table the paper profile's plan makes it for."""
+    from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.config import load_config
+
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    tables = {}
+    for record in RECORDS:
+        run = "results/runs/" + str(record.relative_to(PAPER / "runs"))
+        for table, dirs in plan.table_runs.items():
+            if run in dirs:
+                tables.setdefault(table, []).append(record)
+    return tables
+
+
+def _rebuilt(table, records):
+    """The table the builder makes of the records, and the committed rows of the (data set, method) pairs they
+    stand behind, matched on the table's row keys (outer: a row on one side only has no partner)."""
+    from treeopt.experiments.plan.config import load_config
+    from treeopt.experiments.plan.paper_values import dataset_links, linked
+
+    keys = ROW_KEYS[table]
+    with linked(dataset_links(load_config(REPO / "config.yaml", ["profile=paper"]))):  # as `report` builds it
+        rebuilt = TABLES[table].builder()(load_runs(records))
+    committed = pd.read_csv(PAPER / f"{table}.csv")
+    pairs = set(zip(rebuilt["dataset"], rebuilt["method"]))
+    committed = committed[[(d, m) in pairs for d, m in zip(committed["dataset"], committed["method"])]]
+    for frame in (rebuilt, committed):
+        for key in keys:  # an empty key (CART's init) is "" in both, whether read from CSV or built
+            frame[key] = frame[key].fillna("").astype(str)
+    return rebuilt.merge(committed, on=keys, how="outer", suffixes=("", "_committed"), indicator=True,
+                         validate="one_to_one"), keys
 
 
 def test_records_are_committed():
@@ -38,17 +74,40 @@ def test_each_record_is_whole_and_its_selections_are_committed(record):
             assert yaml.safe_load(committed.read_text())  # a readable selection: chosen and every candidate
 
 
-def test_the_records_rebuild_their_table_rows():
-    """The co2_table1 rows whose runs are committed are what the table builder makes of those runs."""
-    records = [r for r in RECORDS if _table_of(r) == "co2_table1"]
-    rebuilt = TABLES["co2_table1"].builder()(load_runs(records))
-    committed = pd.read_csv(PAPER / "co2_table1.csv")
-    keys = ["dataset", "method", "n_trees"]
-    merged = rebuilt.merge(committed, on=keys, suffixes=("", "_committed"), validate="one_to_one")
-    assert len(merged) == len(rebuilt) > 0
-    for column in ("test_error", "test_error_std", "n_seeds", "paper_value"):
-        pd.testing.assert_series_equal(merged[column], merged[f"{column}_committed"], check_names=False,
-                                       rtol=1e-5)
+def test_every_record_stands_behind_a_planned_table_row(record_tables):
+    """Each committed record is a final run the paper profile's plan makes for a table with row keys here."""
+    assert sum(len(r) for r in record_tables.values()) == len(RECORDS), "records no table of the plan names"
+    assert set(record_tables) <= set(ROW_KEYS), f"add the row keys of {set(record_tables) - set(ROW_KEYS)}"
+    assert {"co2_table1", "decade_fixed_height"} <= set(record_tables)
+
+
+@pytest.mark.parametrize("table", sorted(ROW_KEYS))
+def test_each_row_of_a_recorded_method_has_its_runs_and_they_rebuild_it(table, record_tables):
+    """Every committed row of a (data set, method) whose records are committed is what the table builder makes of
+    those records, over the same number of seeds (so each of its runs is there), and the records make no row the
+    table lacks; every other column of the row (errors, std, chosen hyper-parameters, paper values) is equal too."""
+    records = record_tables.get(table, [])
+    assert records, f"no committed records behind {table}"
+    merged, keys = _rebuilt(table, records)
+    alone = merged[merged["_merge"] != "both"]
+    assert alone.empty, f"{table}: rows without their runs or runs without their row:\n{alone[[*keys, '_merge']]}"
+    assert (merged["n_seeds"] == merged["n_seeds_committed"]).all()
+    shared = [c for c in merged if f"{c}_committed" in merged]
+    for column in shared:
+        ours, theirs = merged[column], merged[f"{column}_committed"]
+        if pd.api.types.is_numeric_dtype(ours) and pd.api.types.is_numeric_dtype(theirs):
+            pd.testing.assert_series_equal(ours, theirs, check_names=False, rtol=1e-5, check_dtype=False)
+        else:
+            assert ours.fillna("").astype(str).tolist() == theirs.fillna("").astype(str).tolist(), column
+
+
+def test_a_row_whose_runs_are_missing_is_found(record_tables, tmp_path):
+    """The check can fail: without one seed's record the rebuilt rows have a seed fewer than the committed ones."""
+    records = record_tables["decade_fixed_height"]
+    dropped = [r for r in records if not (r.parts[-3] == "cart" and r.parts[-1] == "seed2")]
+    merged, _ = _rebuilt("decade_fixed_height", dropped)
+    assert len(dropped) < len(records)
+    assert (merged["n_seeds"] != merged["n_seeds_committed"]).any()
 
 
 def test_report_copies_the_records_and_their_selections(tmp_path, monkeypatch):

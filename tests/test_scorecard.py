@@ -58,8 +58,10 @@ def test_the_committed_scorecard_is_the_generated_one(profile):
                                                                          nan_ok=True, rel=1e-5), column
     assert list(committed.loc[scored, "status"]) == list(fresh.loc[scored, "status"])
     assert list(committed["paper_source"]) == list(fresh["paper_source"])
-    assert (PROFILES[profile] / "scorecard.md").read_text().count("\n| ") == len(committed) + len(
-        set(committed["paper"]))  # one line per number, plus each paper's header row
+    claims = committed["claim"].fillna("") != ""
+    headers = committed.assign(kind=claims).groupby(["paper", "kind"]).ngroups
+    assert (PROFILES[profile] / "scorecard.md").read_text().count("\n| ") == len(committed) + headers
+    # one line per number or claim, plus the header row of each paper's numbers and of its claims
 
 
 def test_every_row_names_where_its_paper_value_is_printed():
@@ -72,7 +74,8 @@ def test_every_row_names_where_its_paper_value_is_printed():
     assert card.loc[fixed_depth, "paper_source"].str.startswith("not in the four papers: DTSemNet").all()
     assert card.loc[fixed_depth, "paper_source"].str.contains("ECAI 2024), Table 3", regex=False).all()
     assert not card.loc[~fixed_depth, "paper_source"].str.contains("not in the four papers").any()
-    assert set(card.loc[card["table"] == "co2_table1", "paper_source"]) == {"CO2 Forest paper, Table I"}
+    numbers = card["claim"] == ""  # claim rows name the section that says them (tests/test_scorecard_claims.py)
+    assert set(card.loc[numbers & (card["table"] == "co2_table1"), "paper_source"]) == {"CO2 Forest paper, Table I"}
     assert set(card.loc[card["table"] == "rgf_fig15_time", "paper_source"]) == {"RGF paper, Fig. 15"}
     markdown = (REPO / "results/paper/scorecard.md").read_text()
     assert "| 81.21 | not in the four papers: DTSemNet" in markdown  # Connect-4 depth 8, TAO
@@ -129,7 +132,7 @@ def test_a_number_not_measured_as_the_papers_is_not_like_for_like():
     assert adult["status"] == NOT_LIKE and adult["ours"] == pytest.approx(1.024, abs=1e-3)
     for reason in ("exponential loss", "10,000 leaves, GBDT at 6,400", "2 configurations", "108 features"):
         assert reason in adult["note"], reason
-    assert (card.loc[card["table"] != "rgf_fig15_time", "note"] == "").all()
+    assert (card.loc[(card["table"] != "rgf_fig15_time") & (card["claim"] == ""), "note"] == "").all()
     assert "| not like for like | GBDT with exponential loss" in (REPO / "results/paper/scorecard.md").read_text()
 
     frame = pd.DataFrame({"dataset": ["adult", "houses"], "ratio": [1.6, 0.5], "paper_value": [1.6, 2.2]})
@@ -159,7 +162,9 @@ def test_the_report_opens_on_the_scorecard_table(tmp_path, monkeypatch):
     out = Path(report_intro(template, {"profile": "paper"}))
     text = out.read_text()
     card = pd.read_csv(REPO / "results/paper/scorecard.csv")
-    assert text.startswith(template.read_text().rstrip()) and f"{len(card)} paper numbers of profile ``paper``" in text
+    n_claims = int(card["claim"].notna().sum())
+    assert text.startswith(template.read_text().rstrip())
+    assert f"{len(card) - n_claims} paper numbers and {n_claims} claim rows of profile ``paper``" in text
     body = text.split("{% raw %}")[1].split("{% endraw %}")[0]  # Snakemake renders the rest with Jinja first
     html = publish_parts(body, writer="html", settings_overrides={"halt_level": 2})["html_body"]
     assert html.count("<tr>") == len(card) + 1 and card["item"].iloc[0] in html

@@ -142,7 +142,8 @@ def _scorecard(args):
     with linked(dataset_links(config)):
         card, paths = scorecard_for(config, args.out, figures, command=command)
     counts = card["status"].value_counts()
-    print(f"scorecard of profile {config['profile']!r}: {len(card)} paper numbers ("
+    n_claims = int((card["claim"] != "").sum())
+    print(f"scorecard of profile {config['profile']!r}: {len(card) - n_claims} paper numbers, {n_claims} claim rows ("
           + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + ")")
     for path in paths:
         print(f"  -> {path}")

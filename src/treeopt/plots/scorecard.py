@@ -11,12 +11,14 @@ TITLES = {"nongreedy": "Non-greedy trees", "co2": "CO2 Forest", "tao": "TAO", "r
 
 def scorecard_figure(card, profile):
     """Ours (error bars: std over seeds) against the paper's value, the line y = x, colour by status; numbers
-    not run yet are counted in the panel title. ``card`` is
+    not run yet are counted in the panel title. Claim rows (no paper value; their verdict is in scorecard.md) are
+    left out. ``card`` is
     :func:`treeopt.experiments.report.scorecard.build_scorecard`'s table."""
-    papers = [p for p in ("nongreedy", "co2", "tao", "rgf") if p in set(card["paper"])] or ["co2"]
+    papers = [p for p in ("nongreedy", "co2", "tao", "rgf")
+              if p in set(card.loc[card["paper_value"].notna(), "paper"])] or ["co2"]
     fig, axes = new_figure(len(papers), width=4.0, height=3.8)
     for ax, paper in zip(axes, papers):
-        rows = card[card["paper"] == paper]
+        rows = card[(card["paper"] == paper) & card["paper_value"].notna()]  # claim rows have no paper value to plot
         scored = rows[rows["ours"].notna()]
         for status, (colour, marker) in STATUS_STYLE.items():
             sub = scored[scored["status"] == status]

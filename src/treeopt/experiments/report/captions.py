@@ -87,8 +87,9 @@ CAPTIONS["scorecard"] = (
     "**Reproduction scorecard**: every paper number the profile's config reproduces, the paper's value and where it "
     "is printed beside ours (mean and std over seeds), the difference and a status (within tolerance / better / "
     "worse / not like for like, with a note on how ours differs / not run yet / data not available offline), with "
-    "the table and run folders it comes from. The figure plots ours against the "
-    "paper's value, one panel per paper, with the line y = x. Made from the tables by "
+    "the table and run folders it comes from; then the papers' sentences comparing methods, quoted, each checked "
+    "on our tables per data set (claim holds / claim fails, the numbers compared in the note). The figure plots ours "
+    "against the paper's value (numbers only), one panel per paper, with the line y = x. Made from the tables by "
     "``treeopt.experiments.report.scorecard``; the same as ``scorecard.md`` beside the tables.")
 
 # Report names that do not spell their paper item (``{paper}_{fig|table}{N}``): the item they reproduce.

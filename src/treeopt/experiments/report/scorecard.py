@@ -16,6 +16,12 @@ The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the paper's 
 100 − an accuracy or Jaccard, a time ratio), two standard deviations of ours over seeds (the spread a single run of
 the paper's could show), and half a unit of the paper's last printed digit.
 
+Claim rows (issue #38): a sentence of a paper that compares methods (:mod:`treeopt.experiments.plan.paper_claims`,
+beside the paper values) checked on our tables by :mod:`treeopt.experiments.report.claims`, one row per claim and
+data set, status ``claim holds`` / ``claim fails`` (or not run yet / data not available offline), the paper's words in
+the ``claim`` column, the numbers compared in the note; ``ours`` and ``difference`` are those of the comparison that
+decides it (the first that fails, else the closest), and ``paper_value`` is empty: a claim has no printed number.
+
     python -m treeopt.experiments scorecard [--set profile=paper] [--out DIR]
 
 writes ``scorecard.csv`` and ``scorecard.md`` beside the profile's tables and ``figures/scorecard.png|pdf``
@@ -32,13 +38,14 @@ import pandas as pd
 
 from ..plan import paper_values
 from ..plan.specs import output_dirs
+from .claims import CLAIM_FAILS, CLAIM_HOLDS, evaluate, targets
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
 NOT_LIKE = "not like for like"
 NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"
-STATUSES = (WITHIN, BETTER, WORSE, NOT_LIKE, NOT_RUN, OFFLINE, NO_VALUE)
-COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "paper_source", "ours",
-           "ours_std", "n_seeds", "difference", "tolerance", "status", "note", "source", "runs", "profile"]
+STATUSES = (WITHIN, BETTER, WORSE, NOT_LIKE, CLAIM_HOLDS, CLAIM_FAILS, NOT_RUN, OFFLINE, NO_VALUE)
+COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "paper_source", "claim",
+           "ours", "ours_std", "n_seeds", "difference", "tolerance", "status", "note", "source", "runs", "profile"]
 
 DATASET_NAMES = {
     "letter": "Letter", "satimage": "SatImage", "connect4": "Connect-4", "usps": "USPS", "pendigits": "Pendigits",
@@ -46,7 +53,9 @@ DATASET_NAMES = {
     "covtype": "Covertype", "adult": "Adult", "nursery": "Nursery", "houses": "Houses", "musk2": "Musk2",
     "letter_am": "Letter (A-M)", "waveform40": "Waveform", "mnist_oe": "MNIST (odd/even)", "ct_slices": "CT slices",
     "lfw_parts": "LFW parts", "rgf_synth_q16_reg": "synthetic q=16 (regression)",
-    "rgf_synth_q16_cls": "synthetic q=16 (classification)",
+    "rgf_synth_q16_cls": "synthetic q=16 (classification)", "rgf_synth_q64_reg": "synthetic q=64 (regression)",
+    "rgf_synth_q4_reg": "synthetic q=4 (regression)", "rgf_synth_q2_reg": "synthetic q=2 (regression)",
+    "rgf_synth_q2_cls": "synthetic q=2 (classification)", "fashion_mnist": "Fashion-MNIST",
 }
 METHOD_NAMES = {"rf": "Random Forest", "oc1_forest": "OC1 Forest", "co2_forest": "CO2 Forest", "cart": "CART",
                 "cart_gini": "CART (Gini)", "tao_oblique": "TAO", "seg_rf": "Random Forest",
@@ -249,13 +258,47 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
                      "n_seeds": 0, "difference": float("nan"), "tolerance": float("nan"),
                      "status": OFFLINE if offline else NOT_RUN, "note": spec.note(dataset, method, keys),
                      "source": source, "runs": _brace(dirs)})
+    offline = (lambda d: _availability(d, config) in ("download", "missing")) if config is not None else None
+    rows.extend(claim_rows(tables, _planned_tables(plan), offline, profile))
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["profile"] = profile
-    frame["runs"] = frame["runs"].astype(object).fillna("")
+    for column in ("runs", "claim"):
+        frame[column] = frame[column].astype(object).fillna("")
     order = {p: i for i, p in enumerate(("nongreedy", "co2", "tao", "rgf"))}
-    frame = frame.assign(_p=frame["paper"].map(order), _s=frame["status"].isin([NOT_RUN, OFFLINE]))
-    return (frame.sort_values(["_p", "_s", "table", "dataset", "method", "setting"], kind="stable")
-            .drop(columns=["_p", "_s"]).reset_index(drop=True))
+    frame = frame.assign(_p=frame["paper"].map(order), _c=frame["claim"] != "",
+                         _s=frame["status"].isin([NOT_RUN, OFFLINE]), _k=range(len(frame)))
+    frame["_k"] = frame["_k"].where(frame["_c"], 0)  # claims in the order they are defined, after the numbers
+    return (frame.sort_values(["_p", "_c", "_s", "_k", "table", "dataset", "method", "setting"], kind="stable")
+            .drop(columns=["_p", "_c", "_s", "_k"]).reset_index(drop=True))
+
+
+def _planned_tables(plan):
+    """{(table, data set)} the plan's final runs will fill."""
+    if plan is None:
+        return set()
+    return {(table, plan.finals[d].dataset) for table, dirs in plan.table_runs.items() for d in dirs}
+
+
+def claim_rows(tables, planned=(), offline=None, profile="default", claims=None):
+    """Scorecard rows of the papers' claims (:mod:`.claims`) on every data set of theirs a table holds or the plan
+    will make; ``offline(dataset)`` tells a data set that cannot be had (its claim rows without numbers say so)."""
+    from ..plan.paper_claims import CLAIMS
+
+    rows = []
+    for claim, dataset in targets(tables, planned, CLAIMS if claims is None else claims):
+        table = claim.table_of(dataset)
+        frame, source = tables.get(table, (None, f"{output_dirs(profile)[0]}/{table}.csv"))
+        verdict = evaluate(claim, dataset, frame)
+        status = verdict.status or (OFFLINE if offline is not None and offline(dataset) else NOT_RUN)
+        first, second = verdict.first, verdict.second
+        rows.append({"paper": claim.paper, "item": f"{claim.title}, {display_name(DATASET_NAMES, dataset)}",
+                     "table": table, "dataset": dataset, "method": "", "setting": f"claim={claim.key}",
+                     "metric": verdict.metric, "paper_value": float("nan"), "paper_source": claim.source,
+                     "claim": claim.words, "ours": first.value if first else float("nan"),
+                     "ours_std": first.std if first else float("nan"), "n_seeds": first.n_seeds if first else 0,
+                     "difference": first.value - second.value if first else float("nan"),
+                     "tolerance": float("nan"), "status": status, "note": verdict.note, "source": source, "runs": ""})
+    return rows
 
 
 def _setting_values(row):

@@ -38,21 +38,42 @@ def to_markdown(card, *, profile, command):
              "error, 100 − an accuracy or Jaccard; 25% for time ratios), two standard deviations of ours and half a "
              "unit of the paper's last digit; otherwise better or worse; not like for like when ours is not measured "
              "as the paper's number was (the note says how it differs; a note on a row not run yet says how it will "
-             "differ).", ""]
+             "differ).", "",
+             "Claims: a sentence of a paper comparing methods, quoted, checked on our tables for each data set it is "
+             "made for: claim holds or claim fails, compared on the means over seeds the tables hold; the note names "
+             "the numbers compared (the failing ones, else the closest), says when a gap is within one seed's spread "
+             "(the larger std over seeds of the two numbers) and which numbers are not in the table yet; a claim "
+             "fails as soon as one comparison fails, and is not run yet while one it needs is missing.", ""]
     counts = card["status"].value_counts()
-    lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card)} "
-                 "paper numbers).")
+    n_claims = int(is_claim(card).sum())
+    lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card) - n_claims} "
+                 f"paper numbers, {n_claims} claim rows).")
     for paper, rows in card.groupby("paper", sort=False):
-        lines += ["", f"## {PAPERS.get(paper, paper)}", "",
-                  "| paper item | paper | paper source | ours | n | difference | status | note | our table (runs) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        claims, rows = rows[is_claim(rows)], rows[~is_claim(rows)]
+        lines += ["", f"## {PAPERS.get(paper, paper)}"]
+        if len(rows):
+            lines += ["", "| paper item | paper | paper source | ours | n | difference | status | note | our table (runs) |",
+                      "|---|---|---|---|---|---|---|---|---|"]
         for _, r in rows.iterrows():
             diff = "–" if math.isnan(r["difference"]) else f"{r['difference']:+.2f}"
             source = f"`{r['source']}`" + (f" ({r['runs']})" if r["runs"] else "")
             lines.append(f"| {r['item']} ({display_name(METRIC_NAMES, r['metric'])}) | {r['paper_value']:g} | "
                          f"{r['paper_source']} | {_num(r['ours'], r['ours_std'], r['n_seeds'])} | {r['n_seeds']} | "
                          f"{diff} | {r['status']} | {r['note']} | {source} |")
+        if len(claims):
+            lines += ["", "| claim | the paper says | where | status | numbers compared | our table |",
+                      "|---|---|---|---|---|---|"]
+        for _, r in claims.iterrows():
+            lines.append(f"| {r['item']} | \"{r['claim']}\" | {r['paper_source']} | {r['status']} | {r['note']} | "
+                         f"`{r['source']}` |")
     return "\n".join(lines) + "\n"
+
+
+def is_claim(card):
+    """Which rows are claims (their ``claim`` column holds the paper's words; a number row's is empty)."""
+    if "claim" not in card:
+        return pd.Series(False, index=card.index)
+    return card["claim"].fillna("").astype(str) != ""
 
 
 def write_scorecard(card, tables_dir, figures_dir, *, profile, command):
@@ -110,7 +131,8 @@ def report_intro(template, config, out_dir=".snakemake/treeopt"):
             ours += f" ± {format_value(round(float(row.ours_std), 4))}"
         if ours:
             ours += f" ({int(row.n_seeds)} seed{'s' if int(row.n_seeds) != 1 else ''})"
-        writer.writerow([row.item, format_value(row.paper_value), row.paper_source, ours, row.status])
+        paper = "claim" if pd.isna(row.paper_value) else format_value(row.paper_value)
+        writer.writerow([row.item, paper, row.paper_source, ours, row.status])
     counts = card["status"].value_counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts)
     table = "\n".join("   " + line for line in buffer.getvalue().splitlines())
@@ -119,7 +141,7 @@ def report_intro(template, config, out_dir=".snakemake/treeopt"):
 Scorecard
 ---------
 
-{len(card)} paper numbers of profile ``{profile}``: {summary} (``{scorecard}``; section 1 holds its figure and
+{len(card) - int(is_claim(card).sum())} paper numbers and {int(is_claim(card).sum())} claim rows of profile ``{profile}``: {summary} (``{scorecard}``; section 1 holds its figure and
 Markdown version).
 
 {{% raw %}}
