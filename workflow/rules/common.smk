@@ -10,6 +10,7 @@ from snakemake.utils import min_version, validate
 
 from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.plan.config import ConfigError, validate_config
+from treeopt.experiments.plan.grow import GROWN_PREFIX
 from treeopt.experiments.plan.paper_values import dataset_links
 from treeopt.experiments.plan.params import plain_params
 from treeopt.experiments.plan.reports import FIGURES
@@ -174,6 +175,25 @@ def selection_path(wc):
 
 def selection_of(wc):
     return PLAN.lookup("selection", selection_path(wc))
+
+
+def grown_of(wc):
+    return PLAN.lookup("grown", f"{SELECTION_DIR}/{wc.dataset}/{wc.method}/{GROWN_PREFIX}{wc.grown}/seed{wc.seed}.yaml")
+
+
+def grow_inputs(wc):
+    """The plain selection, the split (the job fits), the selection files inherited parameters are read from, and
+    the grown candidates that are also planned candidate runs of another selection (made by their own job first,
+    then read: no two jobs write one folder)."""
+    spec = grown_of(wc)
+    inputs = {"selection": spec.base.path, "split": split_of(wc)}
+    inherited = sorted({path for _, path in spec.candidates[0].inherit})
+    if inherited:
+        inputs["inherited"] = inherited
+    planned = sorted({growth.run.dir for growth in spec.growth if growth.run.dir in PLAN.runs})
+    if planned:
+        inputs["planned"] = planned
+    return inputs
 
 
 def final_of(wc):

@@ -20,7 +20,8 @@ wildcard_constraints:
     method=r"[^/]+",
     seed=r"\d+",
     params=rf"(?!{FINAL_PREFIX}){SAFE_NAME}",
-    selection=SAFE_NAME,
+    selection=rf"(?!{GROWN_PREFIX}){SAFE_NAME}",
+    grown=SAFE_NAME,
     final=SAFE_NAME,
     blocked=SAFE_NAME,
     block=r"trees\d+-\d+",
@@ -63,6 +64,32 @@ rule select:
         metric=lambda wc: selection_of(wc).metric,
     script:
         "../scripts/select.py"
+
+
+# The tuning rule's second step, one rule for every method whose config entry (or experiment) has `grow:`
+# (treeopt.experiments.plan.grow): when the plain selection above chose the edge of a growable grid axis, the candidate
+# one step past it (other parameters as chosen) is fitted into its planned candidate folder and the choice made again;
+# final runs and inheriting runs read this file. Its cost (resources) is the costliest candidate it may fit per axis.
+rule grow_selection:
+    input:
+        unpack(grow_inputs),
+    output:
+        f"{SELECTION_DIR}/{{dataset}}/{{method}}/{GROWN_PREFIX}{{grown}}/seed{{seed}}.yaml",
+    log:
+        f"{LOGS}/selection/{{dataset}}/{{method}}/{GROWN_PREFIX}{{grown}}/seed{{seed}}.log",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, grown_of(wc), threads),
+        runtime=lambda wc, threads, attempt: run_runtime(PLAN.profile, grown_of(wc), threads, attempt),
+    params:
+        growth=lambda wc: grown_of(wc).job_entries(),
+        steps=lambda wc: {param: dict(step) for param, step in grown_of(wc).grow},
+        inherit=lambda wc: dict(grown_of(wc).candidates[0].inherit),
+        save_model=lambda wc: grown_of(wc).candidates[0].save_model,
+    script:
+        "../scripts/grow.py"
 
 
 rule final_run:

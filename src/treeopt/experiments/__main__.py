@@ -204,19 +204,22 @@ def _print_estimate(plan, cores, threads=None):
           f"{threads} thread(s) per run")
     # runs: candidate and final runs; blocks: tree-block jobs of forests split into several jobs (their merge is the
     # final run); longest job: a run, a block or a merge
+    # grown: candidates that grids grown past a chosen edge may add at most (their CPU hours are in the total)
     print(f"  {'experiment':32s} {'runs':>6s} {'CPU hours':>10s} {'peak GB':>8s} {'longest job h':>13s} "
-          f"{'blocks':>6s}")
+          f"{'blocks':>6s} {'grown':>6s}")
     total = sum(c.cpu_seconds for c in costs.values())
     for name, c in sorted(costs.items(), key=lambda item: -item[1].cpu_seconds):
         unknown = f"  ({c.unknown} jobs not costed)" if c.unknown else ""
         print(f"  {name:32s} {c.n_runs:6d} {_hours(c.cpu_seconds)} {c.peak_mb / 1000:8.1f} "
-              f"{_hours(c.longest_seconds):>13s} {c.n_blocks:6d}{unknown}")
+              f"{_hours(c.longest_seconds):>13s} {c.n_blocks:6d} {c.n_grown:6d}{unknown}")
     runs = sum(c.n_runs for c in costs.values())
     blocks = sum(c.n_blocks for c in costs.values())
     peak = max((c.peak_mb for c in costs.values()), default=0.0)
     worst = max(costs.values(), key=lambda c: c.longest_seconds, default=None)
     longest = worst.longest_seconds if worst else 0.0
-    print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest):>13s} {blocks:6d}")
+    grown = sum(c.n_grown for c in costs.values())
+    print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest):>13s} {blocks:6d} "
+          f"{grown:6d}")
     if worst is not None:
         kind = "a tree block" if worst.longest_job.startswith(BLOCKS_DIR) else "a run"
         print(f"  longest job ({kind}): {_hours(longest, 0)} hours with {threads} thread(s), {worst.longest_job}")

@@ -112,3 +112,19 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
         frames = {Path(path).stem: (pd.read_csv(path), str(path)) for path in tables}
         card = build_scorecard(frames, build_plan(config), config, profile=profile)
         write_scorecard(card, Path(csv).parent, Path(png).parent, profile=profile, command=f"snakemake {md}")
+
+
+def grow_selection(*, log, selection, output, growth, steps, dataset, method, seed, split, n_jobs, save_model,
+                   inherit):
+    """The tuning rule's second step (:mod:`treeopt.experiments.run.grow`): the candidate one step past the chosen grid
+    edge fitted as every candidate run is (same code, planned folder), and the choice made again."""
+    from treeopt.experiments.run.grow import grow_selection as grow
+    from treeopt.experiments.run.runner import run
+
+    def fit(entry):
+        run(entry["run"], dataset=dataset, method=method, params=entry["params"], seed=seed, split_path=split,
+            fit_on="train", n_jobs=n_jobs, save_model=save_model,
+            provenance={"role": "candidate", "grown_for": output}, inherit=inherit)
+
+    with logged([log]):
+        grow(selection, growth, output, fit=fit, steps=steps)

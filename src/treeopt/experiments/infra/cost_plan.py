@@ -16,7 +16,10 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
     """:func:`estimate_run` of a planned candidate (``RunSpec``), final run (``FinalSpec``) or tree block
     (``BlockSpec``). A final run whose parameters are chosen by a selection is costed at the most expensive candidate
     of that selection. A final run split into tree blocks is costed as its merge (:func:`estimate_merge`), each block
-    as a forest of its trees (no staged sizes: a block only sums)."""
+    as a forest of its trees (no staged sizes: a block only sums). A grown selection's job
+    (``GrownSelectionSpec``) is costed by :func:`estimate_growth`."""
+    if hasattr(spec, "growth"):
+        return estimate_growth(spec, threads, model, processed_dir)
     if hasattr(spec, "first"):  # a tree block (of a final run, or of a candidate: a RunSpec, fitted on train)
         if not hasattr(spec.final, "refit"):
             return estimate_run(spec.final.method, {**dict(spec.final.params), "n_estimators": spec.stop - spec.first},
@@ -40,12 +43,34 @@ def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
         candidates = [dict(spec.params)]
     else:
         candidates = [{**dict(c.params), **dict(spec.point)} for c in spec.selection.candidates]
+        # a grown grid (plan.grow) may choose a grown candidate: it may be the costliest
+        candidates += [{**dict(g.run.params), **dict(spec.point)} for g in getattr(spec.selection, "growth", ())]
     best = None
     for params in candidates:
         est = estimate_run(spec.method, {**params, **size}, spec.dataset, fit_on=fit_on, stages=stages,
                            threads=threads, model=model, processed_dir=processed_dir)
         best = est if best is None or est.cpu_seconds > best.cpu_seconds else best
     return best
+
+
+def estimate_growth(spec, threads=1, model=None, processed_dir=None):
+    """The job of a grown selection (:mod:`treeopt.experiments.plan.grow`) at its worst: it fits at most one
+    candidate per growable axis, in turn, and which one depends on the choice, so each axis is charged its costliest
+    possible grown candidate and the job the sum (peak: the largest); with nothing it can grow, a job's start-up."""
+    model = model or load_model()
+    cpu, peak, parallel = 0.0, float(model["base_mb"]), 1
+    for param, _ in spec.grow:
+        fits = [estimate_run(spec.method, dict(g.run.params), spec.dataset, fit_on="train", threads=threads,
+                             model=model, processed_dir=processed_dir) for g in spec.growth if g.param == param]
+        if fits:
+            worst = max(fits, key=lambda est: est.cpu_seconds)
+            cpu, peak, parallel = cpu + worst.cpu_seconds, max(peak, worst.peak_mb), max(parallel, worst.parallel)
+    return Estimate(max(cpu, float(model.get("start_seconds", 0.0))), peak, parallel)
+
+
+def grown_axes(spec):
+    """How many extra candidates a grown selection's job may fit: one per axis that can grow."""
+    return len({g.param for g in spec.growth})
 
 
 def estimate_merge(spec, model=None, processed_dir=None):
@@ -88,12 +113,14 @@ class ExperimentCost:
     unknown: int = 0
     n_blocks: int = 0
     longest_job: str = ""
+    n_grown: int = 0  # candidates grown grids may add (plan.grow), at most: one per growable axis of each selection
 
 
 def estimate_plan(plan, threads=1, model=None):
     """``{experiment: ExperimentCost}`` over the plan's jobs: candidate and final runs (each run counted once; a
-    candidate shared by experiments is charged to the first that needs it) and, for a final run split into tree
-    blocks, each block job and the merge."""
+    candidate shared by experiments is charged to the first that needs it), for a final run split into tree
+    blocks, each block job and the merge, and the jobs of grown selections at their worst (:func:`estimate_growth`:
+    every growable axis grows, in its costlier direction; counted in ``n_grown``, not ``n_runs``)."""
     model = model or load_model()
     out, seen = {}, set()
 
@@ -104,6 +131,8 @@ def estimate_plan(plan, threads=1, model=None):
         cost = out.setdefault(name, ExperimentCost(name))
         if block:
             cost.n_blocks += 1
+        elif hasattr(spec, "growth"):
+            cost.n_grown += grown_axes(spec)
         else:
             cost.n_runs += 1
         try:
@@ -121,6 +150,8 @@ def estimate_plan(plan, threads=1, model=None):
             add(selection.experiment, run)
             for first, stop in run.blocks:  # a candidate split into tree blocks
                 add(selection.experiment, plan.blocks[run.block_dir(first, stop)], block=True)
+    for grown in plan.grown.values():
+        add(grown.experiment, grown)
     for final in plan.finals.values():
         add(final.experiment, final)
     for block in plan.blocks.values():

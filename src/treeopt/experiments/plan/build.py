@@ -25,6 +25,7 @@ depend on the block size); a forest of at most s trees is one job, named and sum
 import itertools
 
 from .errors import ConfigError, name_error
+from .grow import grown_selection
 from .identity import check_component, identity_hash
 from .inherit import dataset_task, inherit_source
 from .methods import get_method
@@ -123,7 +124,9 @@ class _Planner:
         return fixed, point_items(inherit)
 
     def selection(self, ename, mname, dataset, seed, at):
-        """The SelectionSpec of ``mname`` in ``ename`` at the sweep values ``at`` (items)."""
+        """The choice of ``mname`` in ``ename`` at the sweep values ``at`` (items) that final and inheriting runs
+        read: its SelectionSpec, or the GrownSelectionSpec around it when the entry has ``grow:``
+        (:mod:`treeopt.experiments.plan.grow`)."""
         key = (ename, mname, dataset, seed, at)
         if key not in self.selections:
             if key in self._making:  # inherit_source catches the usual circles; this is the last guard
@@ -141,7 +144,8 @@ class _Planner:
                                           *self._blocks(mname, fit_size(mname, params))))
             candidates = tuple(candidates)
             metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
-            self.selections[key] = SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data)
+            self.selections[key] = grown_selection(
+                SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data), exp, entry)
             self._making.remove(key)
         return self.selections[key]
 
@@ -227,8 +231,11 @@ def build_plan(config):
                 shown = plan.figure_datasets.setdefault(report, [])
                 shown.extend(ds for ds in exp["datasets"] if ds in used and ds not in shown)
     for (ename, mname, dataset, seed, at), selection in planner.selections.items():
-        _register(plan.selections, selection.path, selection, "selection")
         plan.selection_index[(ename, mname, dataset, seed, at)] = selection.path
+        if hasattr(selection, "growth"):  # the grown choice; its plain selection below is its input
+            _register(plan.grown, selection.path, selection, "grown selection")
+            selection = selection.base
+        _register(plan.selections, selection.path, selection, "selection")
         blocked = any(run.block_trees is not None for run in selection.candidates)
         if not blocked:  # runs merged from blocks (and what is chosen among them) have no earlier version
             plan.legacy.setdefault(selection.path, set()).add(selection.legacy_path(ename))
@@ -242,7 +249,7 @@ def build_plan(config):
     plan.datasets = datasets
     for spec in (*plan.runs.values(), *plan.finals.values()):
         for param, path in spec.inherit:
-            if path not in plan.selections:  # inherit_source and the planner disagree: a bug, not a config error
+            if path not in plan.selections and path not in plan.grown:  # inherit_source and the planner disagree: a bug, not a config error
                 raise RuntimeError(f"{spec.dir}: {param} is read from {path}, which the plan does not make")
     for what, value in plan.wildcard_values():
         check_component(value, what)

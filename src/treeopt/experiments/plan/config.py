@@ -115,6 +115,7 @@ RESERVED_PROFILES = ("runs", "selection", "logs", "tables")
 def check_semantics(config):
     """Cross-checks the schema cannot express. Returns the list of problems (empty when fine)."""
     from .build import staged_fits  # the plan's own checks give the same messages here
+    from .grow import grow_problems
     from .inherit import inherit_problems
     from .methods import METHODS, fits_tree_ranges, get_method
     from .reports import REPORTS
@@ -137,6 +138,7 @@ def check_semantics(config):
             problems.append(f"profiles.{pname}: a profile writes results/{pname}/, which is the workflow's own "
                             f"folder; choose another name")
     problems.extend(parameter_problems(config))
+    problems.extend(grow_problems(config))
     for pname, profile in profiles.items():
         for mname in profile.get("forest_block_trees") or {}:
             where = f"profiles.{pname}.forest_block_trees"

@@ -270,6 +270,7 @@ class Plan:
     processed_dir: str
     runs: dict = field(default_factory=dict)  # dir -> RunSpec
     selections: dict = field(default_factory=dict)  # path -> SelectionSpec
+    grown: dict = field(default_factory=dict)  # path -> GrownSelectionSpec (plan.grow: grids grown past an edge)
     finals: dict = field(default_factory=dict)  # dir -> FinalSpec
     blocks: dict = field(default_factory=dict)  # dir -> BlockSpec (tree blocks of finals split into several jobs)
     table_runs: dict = field(default_factory=dict)  # table name -> [final dirs]
@@ -314,7 +315,8 @@ class Plan:
         return out + self.scorecard_paths()
 
     def lookup(self, kind, path):
-        table = {"run": self.runs, "selection": self.selections, "final": self.finals, "block": self.blocks}[kind]
+        table = {"run": self.runs, "selection": self.selections, "final": self.finals, "block": self.blocks,
+                 "grown": self.grown}[kind]
         key = str(PurePosixPath(path))
         if key not in table:
             raise KeyError(f"{path} is not planned by profile {self.profile!r} (is the config changed?)")
@@ -336,7 +338,8 @@ class Plan:
 
     def wildcard_values(self):
         """Every (what, value) the rules' wildcards take: data sets, methods, run and selection names, seeds."""
-        for path in (*self.runs, *self.finals, *self.selections):
+        grown = [g.run.dir for spec in self.grown.values() for g in spec.growth]
+        for path in (*self.runs, *self.finals, *self.selections, *self.grown, *grown):
             _, _, dataset, method, name, seed = path.split("/")
             yield from (("data set", dataset), ("method", method), ("name", name),
                         ("seed", seed.removesuffix(".yaml")))

@@ -59,40 +59,71 @@ def _stage_rows(row, metrics):
 
 
 @lru_cache(maxsize=4096)
+def _selection(selection_path):
+    return yaml.safe_load(Path(selection_path).read_text()) or {}
+
+
 def _varied_keys(selection_path):
     """The parameters a selection file's candidates do not all share (what validation chose among)."""
-    selection = yaml.safe_load(Path(selection_path).read_text()) or {}
-    candidates = [c.get("params") or {} for c in selection.get("candidates") or []]
+    candidates = [c.get("params") or {} for c in _selection(selection_path).get("candidates") or []]
     keys = {key for c in candidates for key in c}
     return tuple(sorted(k for k in keys if len({repr(c.get(k)) for c in candidates}) > 1))
 
 
+def _selection_file(setup, run_dir):
+    """The selection file a final run's ``params.yaml`` names, looked for beside the run's ``runs`` folder
+    (``results/selection/...`` for ``results/runs/...``, ``results/paper/selection/...`` for the records under
+    ``results/paper/runs``); None when it names none or the file is not there."""
+    source = setup.get("selection")
+    if not source:
+        return None
+    run_dir, parts = Path(run_dir), Path(source).parts
+    path = Path(source)
+    if "selection" in parts and len(run_dir.parents) > 4:  # <base>/runs/{dataset}/{method}/{name}/seed{s}
+        path = run_dir.parents[4].joinpath(*parts[parts.index("selection"):])
+    return str(path) if path.is_file() else None
+
+
 def tuned_params(setup, run_dir, params):
     """``{parameter: value}`` of what validation chose for a final run: the parameters its selection's candidates
-    vary and the ones it inherits from another selection (``params.yaml``'s ``selection`` and ``inherited``). The
-    selection file is looked for beside the run's ``runs`` folder (``results/selection/...`` for
-    ``results/runs/...``, ``results/paper/selection/...`` for the records under ``results/paper/runs``); a run
-    without a selection, or whose file is not there, has none."""
+    vary and the ones it inherits from another selection (``params.yaml``'s ``selection`` and ``inherited``); a run
+    without a selection, or whose file is not there (:func:`_selection_file`), has none."""
     keys = set((setup.get("inherited") or {}))
-    source = setup.get("selection")
-    if source:
-        run_dir, parts = Path(run_dir), Path(source).parts
-        path = Path(source)
-        if "selection" in parts and len(run_dir.parents) > 4:  # <base>/runs/{dataset}/{method}/{name}/seed{s}
-            path = run_dir.parents[4].joinpath(*parts[parts.index("selection"):])
-        if path.is_file():
-            keys.update(_varied_keys(str(path)))
+    path = _selection_file(setup, run_dir)
+    if path:
+        keys.update(_varied_keys(path))
     return {key: params[key] for key in sorted(keys) if key in params}
 
 
-def chosen_text(tuned_by_seed):
+def tuned_marks(setup, run_dir):
+    """``{parameter: mark}`` of a final run's own choice, as its selection file records it (issue #38): ``grown``
+    when the value came from a grid grown past the edge first chosen (:mod:`treeopt.experiments.run.grow`), ``edge``
+    when the value is still the smallest or largest tried (``at_edge``), ``grown,edge`` both. Files of earlier
+    versions record neither: no marks."""
+    path = _selection_file(setup, run_dir)
+    if not path:
+        return {}
+    selection = _selection(path)
+    chosen = selection.get("chosen") or {}
+    marks = {g["param"]: ["grown"] for g in selection.get("grown") or []
+             if g.get("added") and chosen.get(g["param"]) == g["added"][0]}
+    for key in selection.get("at_edge") or []:
+        marks.setdefault(key, []).append("edge")
+    return {key: ",".join(mark) for key, mark in marks.items()}
+
+
+def chosen_text(tuned_by_seed, marks_by_seed=None):
     """One cell for the chosen hyper-parameters of a table row: ``key=value`` joined by ``; ``, a value that differs
-    between seeds written per seed in seed order (``nu=1|4|1``); empty when nothing was chosen."""
+    between seeds written per seed in seed order (``nu=1|4|1``); a value from a grown grid or still at a grid edge
+    marked ``[grown]``, ``[edge]`` or ``[grown,edge]`` (:func:`tuned_marks`; ``nu=0.03[grown]|0.1[edge]``); empty
+    when nothing was chosen."""
+    marks_by_seed = marks_by_seed or [{} for _ in tuned_by_seed]
     keys = sorted({key for tuned in tuned_by_seed for key in tuned})
     cells = []
     for key in keys:
         values = [tuned.get(key) for tuned in tuned_by_seed]
-        shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+        shown = [(f"{v:g}" if isinstance(v, float) else str(v)) + (f"[{marks[key]}]" if key in marks else "")
+                 for v, marks in zip(values, marks_by_seed)]
         cells.append(f"{key}={shown[0] if len(set(shown)) == 1 else '|'.join(shown)}")
     return "; ".join(cells)
 
@@ -109,6 +140,7 @@ def load_runs(run_dirs):
         row = _flatten(metrics)
         row["params"] = metrics["params"]
         row["tuned"] = tuned_params(setup, run_dir, metrics["params"])
+        row["tuned_marks"] = tuned_marks(setup, run_dir)
         row["experiment"] = setup.get("experiment")
         row["sweep"] = setup.get("sweep") or {}
         row["run"] = str(run_dir)
@@ -136,6 +168,8 @@ def aggregate(runs, setting, values, keys=KEYS):
     missing = [v for v in values if v not in runs]
     if missing:
         raise ValueError(f"runs lack {', '.join(missing)} (wrong task for this table?)")
+    if "tuned" in runs and "tuned_marks" not in runs:  # rows made without load_runs
+        runs = runs.assign(tuned_marks=[{} for _ in range(len(runs))])
     # dropna=False keeps rows whose key is empty, e.g. the baseline's ``nu`` in co2_fig1
     grouped = runs.groupby([*keys, setting], sort=True, dropna=False)
     table = grouped[list(values)].mean()
@@ -143,8 +177,11 @@ def aggregate(runs, setting, values, keys=KEYS):
     table = table.join(std)
     table["n_seeds"] = grouped["seed"].nunique()
     if "tuned" in runs:
-        table["chosen_params"] = grouped[["seed", "tuned"]].apply(
-            lambda g: chosen_text([t for _, t in sorted(zip(g["seed"], g["tuned"]), key=lambda st: st[0])]))
+        def cell(group):
+            ordered = sorted(zip(group["seed"], group["tuned"], group["tuned_marks"]), key=lambda stm: stm[0])
+            return chosen_text([t for _, t, _ in ordered], [m for _, _, m in ordered])
+
+        table["chosen_params"] = grouped[["seed", "tuned", "tuned_marks"]].apply(cell)
     else:
         table["chosen_params"] = ""
     table = table.reset_index()

@@ -178,8 +178,10 @@ def _depths(plan):
 
     def of(path):
         if path not in depth:
-            spec = plan.runs.get(path) or plan.finals.get(path) or plan.selections[path]
+            spec = plan.runs.get(path) or plan.finals.get(path) or plan.selections.get(path) or plan.grown[path]
             before = [p for _, p in getattr(spec, "inherit", ())]
+            if hasattr(spec, "growth"):  # a grown selection (plan.grow) reads its plain selection
+                before.append(spec.base.path)
             if isinstance(spec, SelectionSpec):
                 before += [c.dir for c in spec.candidates]
             if isinstance(spec, FinalSpec) and spec.selection is not None:

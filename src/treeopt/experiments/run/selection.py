@@ -48,25 +48,59 @@ def select(candidates, metric):
     return best_index([c.get("val", {}).get(metric) for c in candidates], greater), greater
 
 
-def select_runs(run_dirs, metric, out_path, *, info=None):
-    """Read the candidates' ``metrics.json``, choose one, write the selection YAML and return its dict."""
-    candidates = []
-    for run_dir in run_dirs:
-        m = json.loads((Path(run_dir) / "metrics.json").read_text())
-        candidates.append({"params": m["params"], "run": str(run_dir), "val": m["val"], "train": m["train"],
-                           "fit_seconds": m["fit_seconds"]})
-    try:
-        index, greater = select(candidates, metric)
-    except ValueError as exc:
-        raise ValueError(f"{out_path}: {exc} (does the split have a validation part?)") from None
-    chosen = candidates[index]
-    out = {**dict(info or {}), "metric": metric, "greater_is_better": greater, "chosen": chosen["params"],
-           "chosen_run": chosen["run"], "chosen_val": chosen["val"].get(metric), "candidates": candidates}
+def candidate_record(run_dir):
+    """A candidate as a selection file lists it, from its run folder's ``metrics.json``."""
+    m = json.loads((Path(run_dir) / "metrics.json").read_text())
+    return {"params": m["params"], "run": str(run_dir), "val": m["val"], "train": m["train"],
+            "fit_seconds": m["fit_seconds"]}
+
+
+def axis_values(candidates, key):
+    """The sorted distinct values of ``key`` among ``candidates`` (selection records) when they are all numbers
+    and two or more; None otherwise (no edge to speak of)."""
+    values = [c["params"].get(key) for c in candidates]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) or len(set(values)) < 2:
+        return None
+    return sorted(set(values))
+
+
+def edge_params(candidates, chosen):
+    """The parameters whose ``chosen`` value (a params dict) is the smallest or largest among ``candidates`` on a
+    numeric axis of two or more values: where validation may not have seen the best value (tables mark them)."""
+    out = []
+    for key in sorted(chosen):
+        values = axis_values(candidates, key)
+        if values is not None and chosen[key] in (values[0], values[-1]):
+            out.append(key)
+    return out
+
+
+def write_selection(out, out_path):
+    """Write a selection dict as YAML, atomically (a temporary file renamed into place)."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(f".{out_path.name}.tmp")
     tmp.write_text(yaml.dump(out, Dumper=_PlainDumper, sort_keys=False))
     tmp.replace(out_path)
+
+
+def choose(candidates, metric, out_path, info=None):
+    """The selection dict of ``candidates`` (records of :func:`candidate_record`): the chosen one's params, run and
+    validation score, ``at_edge`` (:func:`edge_params`) and every candidate."""
+    try:
+        index, greater = select(candidates, metric)
+    except ValueError as exc:
+        raise ValueError(f"{out_path}: {exc} (does the split have a validation part?)") from None
+    chosen = candidates[index]
+    return {**dict(info or {}), "metric": metric, "greater_is_better": greater, "chosen": chosen["params"],
+            "chosen_run": chosen["run"], "chosen_val": chosen["val"].get(metric),
+            "at_edge": edge_params(candidates, chosen["params"]), "candidates": candidates}
+
+
+def select_runs(run_dirs, metric, out_path, *, info=None):
+    """Read the candidates' ``metrics.json``, choose one, write the selection YAML and return its dict."""
+    out = choose([candidate_record(run_dir) for run_dir in run_dirs], metric, out_path, info)
+    write_selection(out, out_path)
     return out
 
 

@@ -1,0 +1,239 @@
+"""One tuning rule for every method (issue #38): when validation picks a grid edge, the grid grows one step past it.
+
+A grid only shows that its best value is the best *of the grid*: a choice at an edge (CO2's smallest nu, the most
+restarts tried) says the optimum may lie outside, and a baseline tuned that way may be under-tuned. So every method
+may name, per numeric grid axis, the step that continues it (``grow:`` on a method entry, or on an experiment for
+every method whose grid has that axis; a method's own step wins)::
+
+    grow: {nu: {series: [1, 3]}, n_restarts: {times: 2, min: 1}, min_samples_leaf: {plus: 5, min: 1}}
+
+* ``{times: k}``: one step is a factor k (k > 1): 5, 10, 20 -> 40 above, 2 below (an integer axis stays integer,
+  rounded away from the edge);
+* ``{plus: d}``: one step adds d (d > 0);
+* ``{series: [1, 3]}``: the next value m x 10^e of a decade series with mantissas m (1 <= m < 10): 0.01, 0.03, 0.1
+  -> 0.3 above, 0.003 below (geometric grids written by hand rarely have one exact ratio);
+* ``min`` / ``max``: no value past them is tried (where the estimator's own limit is, e.g. 1 restart).
+
+The rule (:mod:`treeopt.experiments.run.grow`): after the ordinary selection, for each growable axis (in grid order)
+whose chosen value is the smallest or largest on that axis, the candidate one step past it, the other parameters at
+their chosen values, is fitted on the training part and scored on validation as every candidate is; then the choice
+is made again among all (ties keep the first listed: the original grid first). One step only: a choice at the new
+edge is recorded as such, not chased further, so the job graph stays static and its cost bounded.
+
+The folders of every candidate that may be grown are known when the plan is made (each candidate at an edge of a
+growable axis has at most one neighbour past it), so they are named by identity as every run
+(:class:`Growth`), and the job that grows (:class:`GrownSelectionSpec`, ``results/selection/.../grown-{name}/
+seed{seed}.yaml``) reads the plain selection and writes its own file: the plain selection and the final runs of
+methods without ``grow:`` keep their names and files.
+"""
+
+import math
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from .errors import name_error
+from .identity import folder_name, identity_hash
+from .specs import SELECTION_DIR, SelectionSpec, point_items
+
+GROWN_PREFIX = "grown-"
+STEP_KINDS = ("times", "plus", "series")
+LOWER, UPPER = "lower", "upper"
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _tidy(value):
+    """A computed value as people would write it: 12 significant digits (0.30000000000000004 -> 0.3)."""
+    return float(f"{value:.12g}")
+
+
+def axis_edges(values):
+    """(smallest, largest) of a numeric grid axis; None when it is not numeric or has fewer than two values."""
+    values = list(values)
+    if not values or not all(_is_number(v) for v in values) or len(set(values)) < 2:
+        return None
+    return min(values), max(values)
+
+
+def step_past(step, edge, side, integer):
+    """The value one ``step`` (a dict: one of times/plus/series, optional min/max) past ``edge`` on ``side``
+    (``"lower"`` or ``"upper"``); ``integer`` keeps an integer axis integer. None when ``min``/``max`` forbid it or
+    the step cannot leave the edge (an integer axis at 1 divided by 2)."""
+    up = side == UPPER
+    if "times" in step:
+        value = edge * step["times"] if up else edge / step["times"]
+        if integer:
+            value = math.ceil(value - 1e-9) if up else math.floor(value + 1e-9)
+    elif "plus" in step:
+        value = edge + step["plus"] if up else edge - step["plus"]
+    else:
+        mantissas = sorted(step["series"])
+        exponent = math.floor(math.log10(edge))
+        series = [_tidy(m * 10.0 ** e) for e in range(exponent - 1, exponent + 3) for m in mantissas]
+        past = [v for v in series if (v > edge * (1 + 1e-9) if up else v < edge * (1 - 1e-9))]
+        value = min(past) if up else max(past)
+    value = _tidy(value) if isinstance(value, float) else value
+    if integer and float(value) == int(value):
+        value = int(value)
+    if value == edge or (up and "max" in step and value > step["max"]) or (
+            not up and "min" in step and value < step["min"]):
+        return None
+    return value
+
+
+def grow_steps(exp, entry):
+    """``{param: step dict}`` of a method entry, in grid order: the experiment's ``grow:`` for the axes of this
+    method's grid, then the entry's own (which wins)."""
+    grid = (entry or {}).get("grid") or {}
+    steps = {**{k: v for k, v in ((exp or {}).get("grow") or {}).items() if k in grid},
+             **((entry or {}).get("grow") or {})}
+    return {k: dict(steps[k]) for k in grid if k in steps}
+
+
+def _step_problem(step):
+    kinds = [k for k in STEP_KINDS if k in step]
+    if len(kinds) != 1:
+        return f"give exactly one of {', '.join(STEP_KINDS)} (got {', '.join(kinds) or 'none'})"
+    return None
+
+
+def grow_problems(config):
+    """Messages for every ``grow:`` of every profile that cannot work: a step for a parameter that is not on the
+    grid, an axis that is not numeric or has one value, a step with none or two kinds, a value past an edge that
+    the estimator refuses (set ``min``/``max`` to stop there)."""
+    from .methods import METHODS, get_method
+    from .values import value_problem
+
+    problems = []
+    for pname, profile in (config.get("profiles") or {}).items():
+        for ename, exp in (profile.get("experiments") or {}).items():
+            where = f"profiles.{pname}.experiments.{ename}"
+            methods = exp.get("methods") or {}
+            axes = sorted({k for e in methods.values() for k in ((e or {}).get("grid") or {})})
+            for key in (exp.get("grow") or {}):
+                if key not in axes:
+                    problems.append(name_error("grow parameter", key, axes, f"{where}.grow")
+                                    + " (a grow step applies to a grid parameter of the experiment's methods)")
+            for mname, entry in methods.items():
+                entry = entry or {}
+                grid = entry.get("grid") or {}
+                mwhere = f"{where}.methods.{mname}"
+                for key in (entry.get("grow") or {}):
+                    if key not in grid:
+                        problems.append(name_error("grow parameter", key, sorted(grid), f"{mwhere}.grow")
+                                        + " (only a grid parameter can grow)")
+                if mname not in METHODS:
+                    continue
+                for key, step in grow_steps(exp, entry).items():
+                    gwhere = f"{mwhere}.grow.{key}" if key in (entry.get("grow") or {}) else f"{where}.grow.{key}"
+                    why = _step_problem(step)
+                    edges = axis_edges(grid[key])
+                    if why is None and edges is None:
+                        why = (f"the grid {grid[key]} of {mname} has no edge to grow from (it needs two or more "
+                               f"numbers)")
+                    if why is None and ("times" in step or "series" in step) and edges[0] <= 0:
+                        why = f"a factor step needs positive grid values, got {grid[key]}"
+                    if why:
+                        problems.append(f"{gwhere}: {why}")
+                        continue
+                    try:
+                        cls = get_method(mname).estimator_class()
+                    except ImportError:
+                        continue
+                    integer = all(isinstance(v, int) for v in grid[key])
+                    for side, edge in zip((LOWER, UPPER), edges):
+                        value = step_past(step, edge, side, integer)
+                        refused = None if value is None else value_problem(cls, key, value)
+                        if refused:
+                            limit = "min" if side == LOWER else "max"
+                            problems.append(f"{gwhere}: one step past the {side} edge of {mname}'s grid "
+                                            f"({edge} -> {value}): {refused}; set {limit}: to stop growing there")
+    return problems
+
+
+@dataclass(frozen=True)
+class Growth:
+    """A candidate that may be grown: ``source`` (a planned candidate at the ``side`` edge ``edge`` of ``param``)
+    with ``param`` set to ``value``, fitted as the candidate ``run`` (a RunSpec named by identity, one job: never in
+    tree blocks) when validation chooses ``source``."""
+
+    param: str
+    side: str
+    edge: object
+    value: object
+    source: object
+    run: object
+
+
+@dataclass(frozen=True)
+class GrownSelectionSpec:
+    """The choice of ``base`` (a :class:`SelectionSpec`) with its grid grown one step past the chosen edge along
+    the axes of ``grow`` (``(param, step items)`` pairs, grid order). Final runs and inheriting runs read its file;
+    the plain selection is its input."""
+
+    base: SelectionSpec
+    grow: tuple
+
+    def __getattr__(self, name):  # experiment, dataset, method, seed, at, candidates, metric, data: the base's
+        if name in ("experiment", "dataset", "method", "seed", "at", "candidates", "metric", "data"):
+            return getattr(self.base, name)
+        raise AttributeError(name)
+
+    def identity(self):
+        return {"grow": {param: dict(step) for param, step in self.grow}, "from": self.base.key}
+
+    @cached_property
+    def key(self):
+        return identity_hash(self.identity())
+
+    def readable(self):
+        return self.base.readable()
+
+    @cached_property
+    def slug(self):
+        return folder_name(self.readable(), self.identity(), prefix=GROWN_PREFIX)
+
+    @property
+    def path(self):
+        return f"{SELECTION_DIR}/{self.dataset}/{self.method}/{self.slug}/seed{self.seed}.yaml"
+
+    dir = path  # what the cost summary keys jobs by
+
+    @cached_property
+    def growth(self):
+        """Every :class:`Growth` the job may fit: for each growable axis, each candidate at one of its edges."""
+        out = []
+        for param, step in self.grow:
+            values = [dict(c.params)[param] for c in self.candidates]
+            edges = axis_edges(values)
+            if edges is None:
+                continue
+            integer = all(isinstance(v, int) for v in values)
+            for source in self.candidates:
+                for side, edge in zip((LOWER, UPPER), edges):
+                    if dict(source.params)[param] != edge:
+                        continue
+                    value = step_past(dict(step), edge, side, integer)
+                    if value is not None:
+                        params = point_items({**dict(source.params), param: value})
+                        out.append(Growth(param, side, edge, value, source,
+                                          replace(source, params=params, block_trees=None, n_trees=None)))
+        return tuple(out)
+
+    def job_entries(self):
+        """The growth as plain dicts for the job (``treeopt.experiments.jobs.grow_selection``)."""
+        from .params import plain_params
+
+        return [{"param": g.param, "side": g.side, "edge": g.edge, "value": g.value, "from": g.source.dir,
+                 "run": g.run.dir, "params": plain_params(g.run.params)} for g in self.growth]
+
+
+def grown_selection(base, exp, entry):
+    """``base`` itself when the method entry grows nothing, else its :class:`GrownSelectionSpec`."""
+    steps = grow_steps(exp, entry)
+    if not steps:
+        return base
+    return GrownSelectionSpec(base, tuple((p, point_items({k: tuple(v) if isinstance(v, list) else v
+                                                              for k, v in s.items()})) for p, s in steps.items()))

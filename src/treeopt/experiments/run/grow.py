@@ -1,0 +1,68 @@
+"""The tuning rule's second step (:mod:`treeopt.experiments.plan.grow`): a grid grown one step past the edge that
+validation chose, and the choice made again.
+
+:func:`grow_selection` reads the plain selection file (the choice among the config's grid), and for each growable
+axis (grid order) whose chosen value is an edge of that axis fits the planned candidate one step past it, the other
+parameters at their chosen values, with the function it is given (the workflow's job passes
+:func:`treeopt.experiments.run.runner.run`, the code of every candidate run, into the planned folder, named by
+identity: ``python -m treeopt.experiments rerun`` repeats it like any other). A folder already holding that run (an
+earlier attempt, or the same candidate of another selection) is read, not fitted again. Then the choice is made
+again among all, the grown candidates listed after the grid's, so a tie keeps the grid's value (the first-listed
+rule of :mod:`treeopt.experiments.run.selection`).
+
+The file it writes is a selection file like the plain one (``chosen``, ``chosen_run``, ``candidates``, ...) and adds
+what happened: ``first_choice`` (the plain selection's choice and file), ``grown`` (per axis at an edge: ``param``,
+``edge`` lower/upper, ``edge_value``, ``added`` values - empty when ``min``/``max`` stop it -, the new ``run`` and
+whether the final choice is ``still_at_edge``, i.e. took the added value: one step only, not chased further).
+"""
+
+from pathlib import Path
+
+from .folders import is_run_folder
+from .selection import axis_values, candidate_record, choose, read_selection, write_selection
+
+
+def _finished(run_dir):
+    return is_run_folder(run_dir) and (Path(run_dir) / "metrics.json").is_file()
+
+
+def grow_selection(selection_path, growth, out_path, *, fit, steps=None):
+    """Grow the choice of the selection file ``selection_path`` and write the grown selection to ``out_path``.
+
+    ``growth``: the planned growable candidates (dicts with ``param``, ``side``, ``edge``, ``value``, ``from``: the
+    candidate's run folder, ``run``: the new run's folder, ``params``; see
+    :meth:`treeopt.experiments.plan.grow.GrownSelectionSpec.job_entries`); ``steps``: ``{param: step}`` in grid
+    order (the axes that may grow; default: those of ``growth``); ``fit(entry)`` makes the run folder
+    ``entry["run"]``. Returns the selection dict."""
+    base = read_selection(selection_path)
+    candidates = list(base["candidates"])
+    chosen_run, chosen = base["chosen_run"], base["chosen"]
+    params = list(steps or dict.fromkeys(g["param"] for g in growth))
+    grown = []
+    for param in params:
+        values = axis_values(candidates[:len(base["candidates"])], param)
+        if values is None or chosen.get(param) not in (values[0], values[-1]):
+            continue  # an interior choice (or an axis without edges): nothing to grow
+        side = "lower" if chosen[param] == values[0] else "upper"
+        record = {"param": param, "edge": side, "edge_value": chosen[param], "added": []}
+        entry = next((g for g in growth if g["from"] == chosen_run and g["param"] == param), None)
+        if entry is not None:
+            if not _finished(entry["run"]):
+                fit(entry)
+            candidate = candidate_record(entry["run"])
+            candidate["grown"] = param
+            candidates.append(candidate)
+            record.update(added=[entry["value"]], run=entry["run"])
+        else:
+            record["stopped"] = "min/max of the grow step"
+        grown.append(record)
+    out = choose(candidates, base["metric"], out_path,
+                 {k: base[k] for k in ("dataset", "method", "seed") if k in base})
+    for record in grown:
+        record["still_at_edge"] = bool(record["added"]) and out["chosen"].get(record["param"]) == record["added"][0]
+    out = {**{k: v for k, v in out.items() if k != "candidates"},
+           "first_choice": {"params": chosen, "run": chosen_run, "val": base.get("chosen_val"),
+                            "selection": str(selection_path)},
+           "grown": grown, "candidates": out["candidates"]}
+    write_selection(out, out_path)
+    return out
