@@ -82,14 +82,14 @@ def nodes():
             counts = np.stack([np.bincount(y[~right], minlength=k), np.bincount(y[right], minlength=k)]) + 1.0
             theta0 = np.log(counts / counts.sum(1, keepdims=True))
             settings = (nu, 0.01, 0.9, 100, 1, 10**6)
-            stop = (60, 1e-3, 10**6, False, True)
+            stop = (60, 1e-3, 10**6, False)
 
             def run():
                 w = np.zeros(X.shape[1])
                 w[0] = np.sqrt(nu)
                 theta = theta0.copy()
                 history = np.empty(61)
-                b, n_epochs, _, _, _ = co2_stump_sgd((X, y, np.arange(n), np.ones(n)), (w, 0.0, theta), settings, stop,
+                b, n_epochs, _, _ = co2_stump_sgd((X, y, np.arange(n), np.ones(n)), (w, 0.0, theta), settings, stop,
                                                   np.uint64(7), history)
                 return float(np.sum(w) + b + np.sum(theta) + np.sum(history)), n_epochs
 

@@ -354,8 +354,8 @@ def test_kernel_on_distinct_rows_with_multiplicities_equals_the_kernel_on_the_re
     out = []
     for X, y, r, mu in ((Xu, yu, rows, mult), (Xu[rows], yu[rows], np.arange(n), np.ones(n))):
         w, theta, hist = w0.copy(), theta0.copy(), np.empty(31)
-        b, n_ep, max_norm2, eta, _ = co2_stump_sgd((X, y, r, mu), (w, 0.2, theta), (2.0, 0.05, 0.9, 100, tau, 2),
-                                                (30, 1e-3, 5, False, True), np.uint64(seed), hist)
+        b, n_ep, max_norm2, eta = co2_stump_sgd((X, y, r, mu), (w, 0.2, theta), (2.0, 0.05, 0.9, 100, tau, 2),
+                                                (30, 1e-3, 5, False), np.uint64(seed), hist)
         out.append((w, b, theta, hist[:n_ep + 1].copy(), eta))
     (w1, b1, t1, h1, e1), (w2, b2, t2, h2, e2) = out
     assert h1.shape == h2.shape and e1 == e2
@@ -434,49 +434,3 @@ def test_packed_lane_counts_at_the_limit():
         want = np.zeros((2, 2))
         want[side, 1] = MAX_POINTS - 4
         assert np.array_equal(cnt, want)
-
-
-@settings(max_examples=12, deadline=None)
-@given(st.integers(0, 2**31), st.sampled_from([203, 1001]), st.sampled_from([1, 3]), st.booleans(),
-       st.sampled_from([np.float32, np.float64]))
-def test_deferred_passes_give_the_plain_passes_trajectory_bit_for_bit(seed, n, tau, bootstrap, dtype):
-    """At p >= DEFER_MIN_FEATURES an epoch makes the previous state's surrogate pass itself (co2_stump_sgd's
-    deferral); every margin, sign, leaf table and sum must be the plain pass's, so the stump, the leaves, the
-    history of the surrogate, the epochs and the final rate are identical, not just close. Some passes must
-    have been deferred, or the test would compare the plain path with itself."""
-    from treeopt.greedy._co2_sgd import DEFER_MIN_FEATURES, co2_stump_sgd
-
-    rng = np.random.default_rng(seed)
-    p, k = DEFER_MIN_FEATURES + 3, 3
-    X = rng.normal(size=(n, p)).astype(dtype)
-    y = rng.integers(0, k, n)
-    if bootstrap:  # distinct rows with multiplicities, n % 4 != 0 rows (the pass's one-at-a-time tail)
-        rows = np.unique(rng.integers(0, n, n), return_inverse=True)[1]
-        X, y = X[:rows.max() + 1], y[:rows.max() + 1]
-        mult = np.bincount(rows).astype(float)
-    else:
-        rows, mult = np.arange(n), np.ones(n)
-    w0 = rng.normal(size=p) * 0.05
-    out = []
-    for defer in (False, True):
-        w, theta, hist = w0.copy(), np.zeros((2, k)), np.full(61, np.nan)
-        res = co2_stump_sgd((X, y, rows, mult), (w, 0.1, theta), (1.0, 0.03, 0.9, 100, tau, 2), (60, 1e-3, 8, False, defer),
-                            np.uint64(seed), hist)
-        out.append((w, theta, hist, res))
-    (w1, t1, h1, r1), (w2, t2, h2, r2) = out
-    assert r1[4] == 0 and r2[4] > 0  # deferral happened, and only when allowed
-    assert r1[:4] == r2[:4]
-    assert np.array_equal(w1, w2) and np.array_equal(t1, t2) and np.array_equal(h1, h2, equal_nan=True)
-
-
-def test_short_rows_never_defer_the_pass():
-    """Below DEFER_MIN_FEATURES the plain pass is the cheaper one (a sequential stream): never deferred."""
-    from treeopt.greedy._co2_sgd import DEFER_MIN_FEATURES, co2_stump_sgd
-
-    rng = np.random.default_rng(0)
-    n, p, k = 1001, DEFER_MIN_FEATURES - 1, 2
-    X = rng.normal(size=(n, p)).astype(np.float32)
-    y = rng.integers(0, k, n)
-    res = co2_stump_sgd((X, y, np.arange(n), np.ones(n)), (np.zeros(p), 0.0, np.zeros((2, k))),
-                        (1.0, 0.03, 0.9, 100, 1, 2), (20, 1e-3, 8, False, True), np.uint64(1), np.empty(21))
-    assert res[1] > 2 and res[4] == 0

@@ -390,7 +390,7 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
         w = np.zeros(p)
         w[f] = scale
         sub_seed = _splitmix64(state)
-        b, n_ep, _, _, _ = co2_stump_sgd((Z[:u], yu[:u], rows[:m], mult[:u]), (w, tz * scale, theta), sgd_settings,
+        b, n_ep, _, _ = co2_stump_sgd((Z[:u], yu[:u], rows[:m], mult[:u]), (w, tz * scale, theta), sgd_settings,
                                       stop_rule, sub_seed, history)
         epochs[node] = n_ep
         if standardize != 0:  # w.(x - mean)/std - b = (w/std).x - (b + w.(mean/std))
@@ -517,5 +517,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 3532847cae712a7a
+# numba cache key: greedy/_co2_sgd.py 52fca61715addfa1
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa

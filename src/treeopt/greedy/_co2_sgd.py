@@ -40,14 +40,6 @@ from numba.extending import intrinsic
 # sums); the kernel is about 25% faster (30 -> 23 ns per sample-epoch at p = 16, k = 26).
 _NJIT = dict(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "afn", "reassoc"})
 _INLINE = dict(_NJIT, inline="always")  # small helpers of the passes: inlined in numba's IR, no call per point
-# the kernel's flags but no reassociation: a loop that only adds terms would otherwise be vectorised into another
-# order of the sum than the same sum inside a pass that also makes margins (see _surrogate_of_margins)
-# compiled once and called, not inlined: an inlined copy is optimised in its caller's context, and with
-# reassociation two copies of one sum may add in different orders (seen: a margin or a leaf table differing in the
-# last bit between a pass and a mini-batch); one body gives every caller the same bits, which the deferred pass
-# (co2_stump_sgd) needs to reproduce the plain pass exactly
-_ONE_BODY = dict(_NJIT, inline="never")
-_IN_ORDER = dict(cache=True, nogil=True, fastmath={"nsz", "arcp", "contract", "afn"})
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -215,23 +207,6 @@ def _margin(X, i, wb):
     return z
 
 
-
-# One compiled body each, called rather than inlined (see _ONE_BODY), for the passes of long rows (DEFER_MIN_FEATURES).
-@njit(**_ONE_BODY)
-def _margins4_once(X, i0, i1, i2, i3, wb):
-    return _margins4(X, i0, i1, i2, i3, wb)
-
-
-@njit(**_ONE_BODY)
-def _margin_once(X, i, wb):
-    return _margin(X, i, wb)
-
-
-@njit(**_ONE_BODY)
-def _leaf_losses_once(theta, prob, loss):
-    _leaf_losses(theta, prob, loss)
-
-
 @njit(**_INLINE)
 def _winner(z, yi, s, loss, cntl, lane, weight):
     """Loss-augmented inference for one point of margin ``z = w~ . x~`` and label ``yi`` (Alg. 1 line 9, the
@@ -257,11 +232,6 @@ def _zero(g):
 # A lane's count slot holds left + _PACK * right for one label (:func:`_winner`). Counts are integers (weights are
 # multiplicities) below 2^26 per node, so every sum stays an integer below 2^53: exact, and the two counts come
 # back exactly by a floor of the slot over _PACK (a power of two) -- the same counts as two separate slots.
-# the deferred pass (co2_stump_sgd) pays where a row is long: its second product runs on a row already in cache
-# instead of streaming every row once more (p = 2,883: 1.3x per sample-epoch), but where rows are short the plain
-# pass is a cheap sequential stream and the extra products cost more (p = 16: 0.8x, p = 54: 0.8x; measured
-# 2026-11-27, docs/cost.md)
-DEFER_MIN_FEATURES = 1024
 _PACK = 67108864.0  # 2^26
 MAX_POINTS = 1 << 26  # a node of at most this many points (co2_stump_sgd checks)
 
@@ -346,108 +316,6 @@ def _surrogate_pass(points, n_points, params, side, refresh, tables, zbuf):
         t0 += mult[u0] * _term(z, y[u0], loss)
         if refresh:
             side[u0] = 1.0 if z >= 0.0 else -1.0
-        i += 1
-    return ((t0 + t1) + (t2 + t3)) / n_points
-
-
-@njit(**_INLINE)
-def _surrogate_pass_once(points, n_points, params, side, refresh, tables, zbuf):
-    """:func:`_surrogate_pass` for long rows (``p >= DEFER_MIN_FEATURES``), whose pass a fused epoch may make
-    instead (:func:`sgd_epoch`): the margins and tables by the one-body functions, the terms summed by
-    :func:`_surrogate_of_margins`, as the deferred pass sums them."""
-    X = points[0]
-    wb, theta = params
-    prob, loss = tables
-    n = X.shape[0]
-    _leaf_losses_once(theta, prob, loss)
-    i = 0
-    while i + 4 <= n:
-        u0 = np.uint64(i)  # unsigned: no negative-index fix-up
-        u1 = np.uint64(i + 1)
-        u2 = np.uint64(i + 2)
-        u3 = np.uint64(i + 3)
-        z0, z1, z2, z3 = _margins4_once(X, u0, u1, u2, u3, wb)
-        zbuf[u0] = z0
-        zbuf[u1] = z1
-        zbuf[u2] = z2
-        zbuf[u3] = z3
-        if refresh:
-            side[u0] = 1.0 if z0 >= 0.0 else -1.0
-            side[u1] = 1.0 if z1 >= 0.0 else -1.0
-            side[u2] = 1.0 if z2 >= 0.0 else -1.0
-            side[u3] = 1.0 if z3 >= 0.0 else -1.0
-        i += 4
-    _tail_margins(X, i, wb, zbuf, side, refresh)
-    # the terms are summed apart from the margins, by the function a fused epoch's deferred pass uses: one order
-    return _surrogate_of_margins(points, n_points, zbuf, loss)
-
-
-@njit(**_INLINE)
-def _old_margins(X, rows4, wb_old, u4, zbuf, side, refresh):
-    """A fused epoch's share of the deferred :func:`_surrogate_pass` (see :func:`sgd_epoch`): the margins of four
-    rows at the pass's state ``wb_old`` into ``zbuf`` and, when ``refresh``, the CCCP signs from them. Each row's
-    margin is the pass's own value bit for bit: rows below ``u4`` (the pass's blocks of four) by :func:`_margins4`,
-    whose four sums are independent of each other; the pass's last ``n % 4`` rows by :func:`_margin`, done before
-    the epoch (:func:`_tail_margins`). A repeated row is computed again, to the same value."""
-    i0, i1, i2, i3 = rows4
-    _store_old(rows4, _margins4_once(X, i0, i1, i2, i3, wb_old), u4, zbuf, side, refresh)
-
-
-@njit(**_INLINE)
-def _store_old(rows4, margins4, u4, zbuf, side, refresh):
-    i0, i1, i2, i3 = rows4
-    z0, z1, z2, z3 = margins4
-    if i0 < u4:
-        zbuf[i0] = z0
-    if i1 < u4:
-        zbuf[i1] = z1
-    if i2 < u4:
-        zbuf[i2] = z2
-    if i3 < u4:
-        zbuf[i3] = z3
-    if refresh:
-        side[i0] = 1.0 if zbuf[i0] >= 0.0 else -1.0
-        side[i1] = 1.0 if zbuf[i1] >= 0.0 else -1.0
-        side[i2] = 1.0 if zbuf[i2] >= 0.0 else -1.0
-        side[i3] = 1.0 if zbuf[i3] >= 0.0 else -1.0
-
-
-@njit(**_INLINE)
-def _tail_margins(X, u4, wb, zbuf, side, refresh):
-    """The margins (and, when ``refresh``, signs) of rows ``u4..`` as :func:`_surrogate_pass` makes them: one at
-    a time by :func:`_margin`."""
-    for i in range(u4, X.shape[0]):
-        u0 = np.uint64(i)
-        z = _margin_once(X, u0, wb)
-        zbuf[u0] = z
-        if refresh:
-            side[u0] = 1.0 if z >= 0.0 else -1.0
-
-
-@njit(**_IN_ORDER)
-def _surrogate_of_margins(points, n_points, zbuf, loss):
-    """The mean of eq. (10) that :func:`_surrogate_pass` returns, from margins already in ``zbuf`` and the state's
-    ``loss`` table: the same terms added in the same order (four partial sums over the rows), so the same value."""
-    X, y, mult = points
-    n = X.shape[0]
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
-    t3 = 0.0
-    i = 0
-    while i + 4 <= n:
-        u0 = np.uint64(i)
-        u1 = np.uint64(i + 1)
-        u2 = np.uint64(i + 2)
-        u3 = np.uint64(i + 3)
-        t0 += mult[u0] * _term(zbuf[u0], y[u0], loss)
-        t1 += mult[u1] * _term(zbuf[u1], y[u1], loss)
-        t2 += mult[u2] * _term(zbuf[u2], y[u2], loss)
-        t3 += mult[u3] * _term(zbuf[u3], y[u3], loss)
-        i += 4
-    while i < n:
-        u0 = np.uint64(i)
-        t0 += mult[u0] * _term(zbuf[u0], y[u0], loss)
         i += 1
     return ((t0 + t1) + (t2 + t3)) / n_points
 
@@ -565,7 +433,7 @@ def _surrogate_and_gradient(points, n_points, params, side, refresh, tables, gra
 
 
 @njit(**_INLINE)
-def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grads, prior, zbuf):
+def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grads, cached, zbuf):
     """One epoch of projected mini-batch momentum SGD on eq. (11) (Alg. 1 lines 6-16, Sec. 4.2).
 
     ``perm`` lists the epoch's points in order as rows of ``X`` (a row repeats when the point does; ``y``,
@@ -578,24 +446,15 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
     batch, momentum is applied (``v <- momentum v - eta g; param <- param + v``) and ``w~`` is projected
     onto ``||w~||^2 <= nu`` (eq. (9)) (:func:`_momentum_step`). ``params`` (``wb`` (p + 1), ``theta``) and
     ``moments`` (``v``, ``vtheta`` (2, k)) are updated in place; ``grads`` (``g`` (p + 1), ``cntl`` (4, k) packed,
-    see ``_PACK``, ``cnt`` (2, k)) and ``tables`` are scratch. ``X`` may be float32 (the products are accumulated in
-    float64). Four points at a time: independent margins and count tables, one read-modify-write of ``g`` per four
-    points. Returns the largest ``||w~||^2`` after any projection.
-
-    ``prior = (cached, fused, wb_old, refresh, u4, one_body)`` says what the epoch knows of the state it starts from. With
-    ``cached``, the first batch takes its margins ``zbuf[i]`` and ``tables`` from the :func:`_surrogate_pass` just made
-    at that state. With ``fused`` (see :func:`co2_stump_sgd`: the tracked surrogate of the starting state ``wb_old`` is
-    summed after this epoch instead of before it), the epoch makes that pass's margins itself while each point's row is
-    in cache for its own margin: ``zbuf[i] = w~_old . x~_i`` and, when ``refresh``, ``side[i]`` from it, before the
-    point's first use (:func:`_old_margins`); the first batch, whose state is ``wb_old``, reads its margins from
-    ``zbuf``, as the cached path does. ``one_body`` (long rows) takes margins and tables from the one-body functions,
-    as :func:`_surrogate_pass_once` does.
+    see ``_PACK``, ``cnt`` (2, k)) and ``tables`` are scratch. With ``cached``, the first batch takes its margins
+    ``zbuf[i]`` and ``tables`` from the :func:`_surrogate_pass` just made at the same state. ``X`` may be float32 (the
+    products are accumulated in float64). Four points at a time: independent margins and count tables, one
+    read-modify-write of ``g`` per four points. Returns the largest ``||w~||^2`` after any projection.
     """
     X, y, _ = points  # mini-batches draw every point (perm repeats rows), so no multiplicities here
     wb, theta = params
     prob, loss = tables
     g, cntl, cnt = grads
-    cached, fused, wb_old, refresh, u4, one_body = prior
     n = perm.shape[0]
     p = X.shape[1]
     max_norm2 = 0.0
@@ -603,12 +462,7 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
         start = bi * n // n_batches
         stop = (bi + 1) * n // n_batches
         use_cache = cached and bi == 0
-        from_buffer = (cached or fused) and bi == 0  # the batch's state is the pass's: its margins are in zbuf
-        if use_cache:
-            pass
-        elif one_body:
-            _leaf_losses_once(theta, prob, loss)
-        else:
+        if not use_cache:
             _leaf_losses(theta, prob, loss)
         _zero(g)
         gb = 0.0
@@ -618,15 +472,11 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
             i1 = perm[t + 1]
             i2 = perm[t + 2]
             i3 = perm[t + 3]
-            if fused:  # the deferred pass's margins, while the rows are in cache for the step's own
-                _old_margins(X, (i0, i1, i2, i3), wb_old, u4, zbuf, side, refresh)
-            if from_buffer:
+            if use_cache:
                 z0 = zbuf[i0]
                 z1 = zbuf[i1]
                 z2 = zbuf[i2]
                 z3 = zbuf[i3]
-            elif one_body:
-                z0, z1, z2, z3 = _margins4_once(X, i0, i1, i2, i3, wb)
             else:
                 z0, z1, z2, z3 = _margins4(X, i0, i1, i2, i3, wb)
             c0 = _winner(z0, y[i0], side[i0], loss, cntl, 0, 1.0)
@@ -643,15 +493,7 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
             t += 4
         while t < stop:
             i = perm[t]
-            if fused:  # with three other rows: given one row four times, LLVM sums its margin in another order
-                u = X.shape[0]
-                _old_margins(X, (i, (i + 1) % u, (i + 2) % u, (i + 3) % u), wb_old, u4, zbuf, side, refresh)
-            if from_buffer:
-                z = zbuf[i]
-            elif one_body:
-                z = _margin_once(X, i, wb)
-            else:
-                z = _margin(X, i, wb)
+            z = zbuf[i] if use_cache else _margin(X, i, wb)
             c = _winner(z, y[i], side[i], loss, cntl, 0, 1.0)
             if c != 0.0:
                 for j in range(p):
@@ -678,21 +520,6 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
             return eta * 0.5, 0
         return eta, n_rises
     return eta, 0
-
-
-@njit(**_NJIT)
-def _track(current, previous, tracked, initial, rule):
-    """After a tracked surrogate ``current`` (the previous one ``previous``): the learning rate by
-    :func:`next_learning_rate` and the best value with the epochs since it improved (``tracked = (eta, n_rises,
-    best, since_best)``, returned updated). An improvement is a drop below ``best`` by ``tol`` times ``|best|`` or,
-    with ``tol_initial``, times the node's initial surrogate ``|initial|`` (``rule = (patience, tol,
-    tol_initial)``)."""
-    eta, n_rises, best, since_best = tracked
-    patience, tol, tol_initial = rule
-    eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
-    if current < best - tol * (abs(initial) if tol_initial else abs(best)):
-        return eta, n_rises, current, 0
-    return eta, n_rises, best, since_best + 1
 
 
 @njit(**_NJIT)
@@ -723,21 +550,14 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
     scale per node, so a nearly pure node whose surrogate approaches 0 is not held to ever smaller steps)
     for ``n_iter_no_change`` epochs. ``history`` needs ``max_epochs + 1`` entries.
 
-    ``stop``'s last entry ``defer`` allows deferred passes: with rows of ``DEFER_MIN_FEATURES`` values or more, the
-    pass after an epoch whose value cannot change what the next epoch does (no halving of eta can follow: fewer
-    than ``patience - 1`` rises in a row; no stop: fewer than ``n_iter_no_change - 1`` epochs without improvement;
-    not the last epoch) is made by the next epoch itself (:func:`sgd_epoch`'s ``fused``) and summed after it. The
-    same margins, signs, tables and sums as the plain pass, so the same trajectory and history bit for bit
-    (tests/test_co2_stump.py), with each row read from memory once per epoch instead of twice.
-
-    Returns ``(b, n_epochs, max_norm2, eta, n_deferred)``: the final bias, epochs run, the largest
-    ``||[w, b]||^2`` seen after any step, the final rate and the number of deferred passes. Labels are not checked
-    here (callers do): a label outside ``0..k-1`` reads outside ``theta``'s tables.
+    Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
+    ``||[w, b]||^2`` seen after any step, and the final rate. Labels are not checked here (callers do):
+    a label outside ``0..k-1`` reads outside ``theta``'s tables.
     """
     X, y, rows, mult = points
     w, b, theta = start
     nu, eta, momentum, batch_size, tau, patience = settings
-    max_epochs, tol, n_iter_no_change, tol_initial, defer = stop
+    max_epochs, tol, n_iter_no_change, tol_initial = stop
     u, p = X.shape
     n = rows.shape[0]
     k = theta.shape[1]
@@ -772,11 +592,8 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
     for j in range(p + 1):
         max_norm2 += wb[j] * wb[j]
     single = n_batches == 1  # one batch at the surrogate pass's state: fused (_surrogate_and_gradient)
-    one_body = p >= DEFER_MIN_FEATURES  # long rows: passes a later epoch can make in its place (see below)
     if single:
         current = _surrogate_and_gradient(node, n, params, side, True, tables, grads)
-    elif one_body:
-        current = _surrogate_pass_once(node, n, params, side, True, tables, zbuf)
     else:
         current = _surrogate_pass(node, n, params, side, True, tables, zbuf)
     history[0] = current
@@ -784,63 +601,30 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
     since_best = 0
     n_rises = 0
     n_epochs = 0
-    # A deferred pass: the tracked surrogate of the state an epoch starts from is summed after that epoch, from the
-    # margins the epoch made while each row was in cache for its own step (sgd_epoch's `fused`), so the rows stream
-    # from memory once per epoch instead of twice (at p = 2,883 the kernel is memory-bound). Exact: deferred only
-    # when the pass's value cannot change that epoch (no halving of eta can follow, no stop), so every epoch runs
-    # with the same eta, signs and state, and history gets the same values.
-    deferred = False
-    deferred_refresh = False
-    n_deferred = 0
-    wb_old = np.empty(p + 1)
-    theta_old = np.empty((2, k))
-    prob_old = np.empty((2, k))
-    loss_old = np.empty((2, k))
-    u4 = u - u % 4
     for epoch in range(max_epochs):
         refresh = (epoch + 1) % tau == 0
         step = (eta, momentum, nu)
         if single:  # one full batch: the order of the points does not change the step
             m2 = _momentum_step(params, moments, grads, prob, n, step)
-        elif deferred:
-            wb_old[:] = wb
-            theta_old[:] = theta
-            _tail_margins(X, u4, wb_old, zbuf, side, deferred_refresh)
-            shuffle_epoch(perm, state)
-            m2 = sgd_epoch(node, perm, n_batches, params, moments, side, step, tables, grads,
-                           (False, True, wb_old, deferred_refresh, u4, True), zbuf)
-            _leaf_losses_once(theta_old, prob_old, loss_old)
-            previous = current
-            current = _surrogate_of_margins(node, n, zbuf, loss_old)
-            history[epoch] = current
-            eta, n_rises, best, since_best = _track(current, previous, (eta, n_rises, best, since_best), history[0],
-                                                    (patience, tol, tol_initial))
         else:
             shuffle_epoch(perm, state)
-            m2 = sgd_epoch(node, perm, n_batches, params, moments, side, step, tables, grads,
-                           (True, False, wb_old, False, u4, one_body), zbuf)
+            m2 = sgd_epoch(node, perm, n_batches, params, moments, side, step, tables, grads, True, zbuf)
         if m2 > max_norm2:
             max_norm2 = m2
         n_epochs = epoch + 1
-        # defer the next pass when its value cannot matter before the next epoch ends: a rise could not halve eta
-        # (fewer than patience - 1 rises in a row so far) and no improvement could stop the run
-        deferred = (defer and one_body and not single and epoch + 1 < max_epochs and n_rises + 1 < patience
-                    and since_best + 1 < n_iter_no_change)
-        if deferred:
-            deferred_refresh = refresh
-            n_deferred += 1
-            continue
         previous = current
         if single:
             current = _surrogate_and_gradient(node, n, params, side, refresh, tables, grads)
-        elif one_body:
-            current = _surrogate_pass_once(node, n, params, side, refresh, tables, zbuf)
         else:
             current = _surrogate_pass(node, n, params, side, refresh, tables, zbuf)
         history[epoch + 1] = current
-        eta, n_rises, best, since_best = _track(current, previous, (eta, n_rises, best, since_best), history[0],
-                                                (patience, tol, tol_initial))
-        if since_best >= n_iter_no_change:
-            break
+        eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
+        if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
+            best = current
+            since_best = 0
+        else:
+            since_best += 1
+            if since_best >= n_iter_no_change:
+                break
     w[:] = wb[:p]
-    return wb[p], n_epochs, max_norm2, eta, n_deferred
+    return wb[p], n_epochs, max_norm2, eta

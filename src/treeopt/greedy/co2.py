@@ -161,11 +161,10 @@ def optimize_co2_stump(X, y, weights, bias, theta, *, nu=10.0, learning_rate=0.0
         w *= scale
         b *= scale
     history = np.empty(int(max_epochs) + 1)
-    b, n_epochs, max_norm2, eta, _ = co2_stump_sgd(
+    b, n_epochs, max_norm2, eta = co2_stump_sgd(
         (X, y, np.arange(X.shape[0]), np.ones(X.shape[0])), (w, b, th),
         (float(nu), float(learning_rate), float(momentum), int(batch_size), int(tau), int(patience)),
-        (int(max_epochs), float(tol), int(n_iter_no_change), tol_reference == "initial", True), np.uint64(seed),
-        history)
+        (int(max_epochs), float(tol), int(n_iter_no_change), tol_reference == "initial"), np.uint64(seed), history)
     return CO2Stump(w, float(b), th, history[:n_epochs + 1].copy(), float(max_norm2), float(eta))
 
 
@@ -302,8 +301,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         points = (X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes))
         settings = (int(n_candidate_features(self.max_features, p)), float(self.nu), float(self.learning_rate),
                     float(self.momentum), int(self.batch_size), int(self.tau), int(OSCILLATION_PATIENCE))
-        stop_rule = (int(self.max_epochs), float(self.tol), int(self.n_iter_no_change), self.tol_reference == "initial",
-                     True)
+        stop_rule = (int(self.max_epochs), float(self.tol), int(self.n_iter_no_change), self.tol_reference == "initial")
         growth = (int(max(self.min_samples_split, 2 * self.min_samples_leaf)), int(self.min_samples_leaf),
                   UNLIMITED_DEPTH if self.max_depth is None else int(self.max_depth),
                   STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback], bool(self.compare_with_axis))

@@ -451,4 +451,4 @@ def evaluate(data, tree, bound, assign, rows):
 
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py 3532847cae712a7a
+# numba cache key: greedy/_co2_sgd.py 52fca61715addfa1
