@@ -56,7 +56,11 @@ def test_the_committed_scorecard_is_the_generated_one(profile):
     for column in ("paper_value", "ours", "ours_std", "difference"):
         assert committed.loc[scored, column].to_numpy() == pytest.approx(fresh.loc[scored, column].to_numpy(),
                                                                          nan_ok=True, rel=1e-5), column
-    assert list(committed.loc[scored, "status"]) == list(fresh.loc[scored, "status"])
+    # a claim row holds the numbers it has while others are missing; whether the missing ones are "not run yet"
+    # or "data not available offline" depends on this machine's mirror, as for the unscored rows
+    same_machine = {OFFLINE: NOT_RUN}
+    assert [same_machine.get(s, s) for s in committed.loc[scored, "status"]] == \
+        [same_machine.get(s, s) for s in fresh.loc[scored, "status"]]
     assert list(committed["paper_source"]) == list(fresh["paper_source"])
     claims = committed["claim"].fillna("") != ""
     headers = committed.assign(kind=claims).groupby(["paper", "kind"]).ngroups
