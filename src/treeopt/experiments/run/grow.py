@@ -40,7 +40,7 @@ def grow_selection(selection_path, growth, out_path, *, fit, steps=None):
     params = list(steps or dict.fromkeys(g["param"] for g in growth))
     grown = []
     for param in params:
-        values = axis_values(candidates[:len(base["candidates"])], param)
+        values = axis_values(base["candidates"], param)  # the grid's values, not the grown ones
         if values is None or chosen.get(param) not in (values[0], values[-1]):
             continue  # an interior choice (or an axis without edges): nothing to grow
         side = "lower" if chosen[param] == values[0] else "upper"

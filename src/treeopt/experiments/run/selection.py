@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from ..._atomic import atomic_path
+
 
 class _PlainDumper(yaml.SafeDumper):
     """No &anchors/*aliases: the file should read the same to people as to programs."""
@@ -78,10 +80,8 @@ def edge_params(candidates, chosen):
 def write_selection(out, out_path):
     """Write a selection dict as YAML, atomically (a temporary file renamed into place)."""
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.tmp")
-    tmp.write_text(yaml.dump(out, Dumper=_PlainDumper, sort_keys=False))
-    tmp.replace(out_path)
+    with atomic_path(out_path, prefix=f".{out_path.name}.") as tmp:  # hidden: no glob of selection files sees it
+        tmp.write_text(yaml.dump(out, Dumper=_PlainDumper, sort_keys=False))
 
 
 def choose(candidates, metric, out_path, info=None):
