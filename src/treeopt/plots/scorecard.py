@@ -5,7 +5,7 @@ import numpy as np
 from .style import new_figure, stamp
 
 STATUS_STYLE = {"within tolerance": ("C2", "o"), "better": ("C0", "^"), "worse": ("C3", "v"),
-                "not like for like": ("C7", "s")}
+                "protocol offset": ("C1", "D"), "not like for like": ("C7", "s")}
 TITLES = {"nongreedy": "Non-greedy trees", "co2": "CO2 Forest", "tao": "TAO", "rgf": "RGF"}
 
 

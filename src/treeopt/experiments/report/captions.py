@@ -86,7 +86,8 @@ CAPTIONS.update({
 CAPTIONS["scorecard"] = (
     "**Reproduction scorecard**: every paper number the profile's config reproduces, the paper's value and where it "
     "is printed beside ours (mean and std over seeds), the difference and a status (within tolerance / better / "
-    "worse / not like for like, with a note on how ours differs / not run yet / data not available offline), with "
+    "worse, with its chased cause in the note / protocol offset, a measured one / not like for like, with a note on how "
+    "ours differs / not run yet / data not available offline), with "
     "the table and run folders it comes from; then the papers' sentences comparing methods, quoted, each checked "
     "on our tables per data set (claim holds / claim fails, the numbers compared in the note). The figure plots ours "
     "against the paper's value (numbers only), one panel per paper, with the line y = x. Made from the tables by "

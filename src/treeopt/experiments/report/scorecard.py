@@ -16,6 +16,11 @@ The tolerance (:func:`tolerance`) is the largest of: ``REL_TOL`` of the paper's 
 100 − an accuracy or Jaccard, a time ratio), two standard deviations of ours over seeds (the spread a single run of
 the paper's could show), and half a unit of the paper's last printed digit.
 
+A worse row with a chased cause (:mod:`treeopt.experiments.plan.paper_causes`, issue #38) carries it in the note
+("cause (ours): ..."), or, when the cause is the protocol and its measurement holds on the tables (the paper's own
+baseline is off by at least as much, or ours under the published protocol is within tolerance), the status
+``protocol offset`` with the measurement in the note: never plainly worse, never hidden.
+
 Claim rows (issue #38): a sentence of a paper that compares methods (:mod:`treeopt.experiments.plan.paper_claims`,
 beside the paper values) checked on our tables by :mod:`treeopt.experiments.report.claims`, one row per claim and
 data set, status ``claim holds`` / ``claim fails`` (or not run yet / data not available offline), the paper's words in
@@ -36,14 +41,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..plan import paper_values
+from ..plan import paper_causes, paper_values
 from ..plan.specs import output_dirs
 from .claims import CLAIM_FAILS, CLAIM_HOLDS, evaluate, targets
 
 WITHIN, BETTER, WORSE = "within tolerance", "better", "worse"
 NOT_LIKE = "not like for like"
+PROTOCOL_OFFSET = "protocol offset"
 NOT_RUN, OFFLINE, NO_VALUE = "not run yet", "data not available offline", "no value in the table"
-STATUSES = (WITHIN, BETTER, WORSE, NOT_LIKE, CLAIM_HOLDS, CLAIM_FAILS, NOT_RUN, OFFLINE, NO_VALUE)
+STATUSES = (WITHIN, BETTER, WORSE, PROTOCOL_OFFSET, NOT_LIKE, CLAIM_HOLDS, CLAIM_FAILS, NOT_RUN, OFFLINE, NO_VALUE)
 COLUMNS = ["paper", "item", "table", "dataset", "method", "setting", "metric", "paper_value", "paper_source", "claim",
            "ours", "ours_std", "n_seeds", "difference", "tolerance", "status", "note", "source", "runs", "profile"]
 
@@ -218,6 +224,53 @@ def table_rows(table, frame, source, spec=None):
     return rows
 
 
+def _fmt(x):
+    return f"{x:+.2f}" if x else "0"
+
+
+def _offset_shown(cause, row, rows):
+    """(shown, evidence): whether a protocol cause's measurement covers ``row``'s distance on these tables."""
+    diff = row["difference"]
+    if cause.baseline:
+        base = next((r for r in rows if (r["table"], r["dataset"], r["method"], r["setting"])
+                     == (row["table"], row["dataset"], cause.baseline, row["setting"])), None)
+        if base is None or math.isnan(base["difference"]):
+            return False, f"the paper's own baseline {cause.baseline} has no row here"
+        name = display_name(METHOD_NAMES, cause.baseline)
+        shown = base["difference"] * diff > 0 and abs(base["difference"]) >= abs(diff)
+        return shown, (f"the paper's own baseline {name} is {_fmt(base['difference'])} from its published value "
+                       f"here, this row {_fmt(diff)}")
+    spec = SCORED[row["table"]]
+    tol = tolerance(spec, row["paper_value"], cause.measured_std, cause.measured_seeds)
+    shown = abs(cause.measured - row["paper_value"]) <= tol
+    return shown, (f"under the published protocol ours is {cause.measured:g}"
+                   f"{f' +- {cause.measured_std:g}' if cause.measured_std is not None else ''} "
+                   f"({cause.measured_seeds} seeds), {_fmt(cause.measured - row['paper_value'])} from the paper's "
+                   f"{row['paper_value']:g}, tolerance {tol:.2f}")
+
+
+def explain_worse(rows):
+    """Give each worse row its chased cause (:mod:`treeopt.experiments.plan.paper_causes`) in the note; a protocol
+    cause whose measurement holds on these tables makes the row a "protocol offset" (issue #38: no row is plainly
+    worse). Rows are changed in place."""
+    for row in rows:
+        if row["status"] != WORSE:
+            continue
+        cause = paper_causes.cause_of(row["table"], row["dataset"], row["method"])
+        if cause is None:
+            continue
+        where = f"study: {cause.study}; note: {cause.doc}"
+        if cause.kind == paper_causes.PROTOCOL:
+            shown, evidence = _offset_shown(cause, row, rows)
+            if shown:
+                row["status"] = PROTOCOL_OFFSET
+                row["note"] = f"protocol offset, measured: {evidence}. Cause: {cause.text}; {where}"
+            else:
+                row["note"] = f"protocol offset not shown ({evidence}). Cause: {cause.text}; {where}"
+        else:
+            row["note"] = f"cause (ours): {cause.text}; {where}"
+
+
 def _availability(dataset, config):
     from ...data import availability
 
@@ -237,6 +290,7 @@ def build_scorecard(tables, plan=None, config=None, *, profile="default"):
     for name, (frame, source) in sorted(tables.items()):
         if "paper_value" in frame:
             rows.extend(table_rows(name, frame, source))
+    explain_worse(rows)
     wanted = planned(plan) if plan is not None else {}
     have = {(r["table"], r["dataset"], r["method"], *_setting_values(r)) for r in rows}
     for key, dirs in wanted.items():

@@ -38,7 +38,10 @@ def to_markdown(card, *, profile, command):
              "error, 100 − an accuracy or Jaccard; 25% for time ratios), two standard deviations of ours and half a "
              "unit of the paper's last digit; otherwise better or worse; not like for like when ours is not measured "
              "as the paper's number was (the note says how it differs; a note on a row not run yet says how it will "
-             "differ).", "",
+             "differ). A worse row's note gives the cause it was chased to (`treeopt.experiments.plan.paper_causes`: "
+             "the study and the method note); protocol offset when that cause is the protocol and its measurement "
+             "holds on these tables (the paper's own baseline is off by at least as much, or ours under the "
+             "published protocol is within tolerance; the note says which).", "",
              "Claims: a sentence of a paper comparing methods, quoted, checked on our tables for each data set it is "
              "made for: claim holds or claim fails, compared on the means over seeds the tables hold; the note names "
              "the numbers compared (the failing ones, else the closest), says when a gap is within one seed's spread "
