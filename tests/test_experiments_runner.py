@@ -30,7 +30,9 @@ def test_metrics_json_has_exactly_the_design_keys(tmp_path, wine_split):
     out = tmp_path / "runs" / "wine" / "cart" / "max_depth=3" / "seed0"
     result = run(out, dataset="wine", method="cart", params={"max_depth": 3}, seed=0, split_path=path)
     saved = json.loads((out / "metrics.json").read_text())
-    assert set(saved) == DESIGN_KEYS == set(METRICS_KEYS)
+    # plus fit_cpu_seconds, an optional key recorded for every fit made in one call (as this one): CPU time in the fit
+    assert set(saved) == DESIGN_KEYS | {"fit_cpu_seconds"} and DESIGN_KEYS == set(METRICS_KEYS)
+    assert 0 <= saved["fit_cpu_seconds"] < saved["fit_seconds"] + 1.0
     assert saved == json.loads(json.dumps(result))
     assert set(saved["tree"]) == TREE_KEYS
     assert {"treeopt", "numpy", "scikit-learn"} <= set(saved["versions"])

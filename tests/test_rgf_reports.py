@@ -6,8 +6,11 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import GradientBoostingRegressor
 
-from treeopt.boosting import BestFirstAdaBoostClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from treeopt.boosting import BestFirstAdaBoostClassifier, SquareLossGBDTClassifier
 from treeopt.boosting.baselines import l1_post_processing
+from treeopt.experiments.plan.methods import make_estimator
 from treeopt.experiments.report import tables_rgf
 from treeopt.experiments.run.metrics import fitted_trees
 
@@ -41,12 +44,37 @@ def test_rgf_budget_is_the_size_axis_but_gbdt_tree_size_is_a_variant():
 
 
 def test_fig15_time_table():
-    table = tables_rgf.rgf_fig15_time(fake_runs(), n_best=2)
+    """RGF: mean over lambdas at the largest model; GBDT: mean over its (J, s) configurations, each at its largest
+    model, with equal weight; the spread over configurations bounds the ratio."""
+    table = tables_rgf.rgf_fig15_time(fake_runs())
     row = table.iloc[0]
     assert row["rgf_seconds"] == pytest.approx(4.0)         # RGF at its largest model, mean over lambdas
-    assert row["gbdt_seconds"] == pytest.approx(0.5)        # the 2 best GBDT configurations (J = 8)
-    assert row["ratio"] == pytest.approx(8.0)
+    assert row["gbdt_seconds"] == pytest.approx(0.375)      # (0.25 + 0.25 + 0.5 + 0.5) / 4 configurations
+    assert row["ratio"] == pytest.approx(4.0 / 0.375)
+    assert (row["gbdt_seconds_fastest"], row["gbdt_seconds_slowest"]) == (pytest.approx(0.25), pytest.approx(0.5))
+    assert (row["ratio_low"], row["ratio_high"]) == (pytest.approx(8.0), pytest.approx(16.0))
+    assert row["n_gbdt_configs"] == 4 and row["gbdt_configs"] == "J=2,8 s=1,0.1"
+    assert row["gbdt_leaves"] == pytest.approx(50 * 5) and row["rgf_leaves"] == pytest.approx(200)
+    assert row["clock"] == "wall" and row["n_seeds"] == 2
     assert row["paper_value"] == pytest.approx(2.9)         # Fig. 15, 16-leaf (R)
+
+
+def test_fig15_time_is_square_loss_gbdt_only_and_prefers_cpu_seconds():
+    """Sec. 6.5: "For both, the loss function was square loss": exponential-loss GBDT (gbdt_exp) and deviance GBDT
+    (gbdt_clf) runs of a data set are not timed; CPU seconds are used when every run has them (one clock for both
+    sides), wall seconds otherwise."""
+    runs = fake_runs()
+    slow_exp = runs[runs["method"] == "gbdt"].assign(method="gbdt_exp", fit_seconds=100.0)
+    slow_dev = runs[runs["method"] == "gbdt"].assign(method="gbdt_clf", fit_seconds=100.0)
+    runs = pd.concat([runs, slow_exp, slow_dev], ignore_index=True)
+    assert tables_rgf.rgf_fig15_time(runs).iloc[0]["gbdt_seconds"] == pytest.approx(0.375)
+    runs["fit_cpu_seconds"] = runs["fit_seconds"] / 2
+    row = tables_rgf.rgf_fig15_time(runs).iloc[0]
+    assert row["clock"] == "cpu" and row["rgf_seconds"] == pytest.approx(2.0)
+    assert row["gbdt_seconds"] == pytest.approx(0.1875)
+    runs.loc[runs["method"] == "rgf_l2", "fit_cpu_seconds"] = np.nan  # RGF without CPU seconds: both on the wall
+    row = tables_rgf.rgf_fig15_time(runs).iloc[0]
+    assert row["clock"] == "wall" and row["ratio"] == pytest.approx(4.0 / 0.375)
 
 
 def test_fig15_time_of_staged_runs_is_the_fitted_size():
@@ -57,7 +85,7 @@ def test_fig15_time_of_staged_runs_is_the_fitted_size():
     runs.loc[rgf, "tree_n_leaves_total"] = [s["max_leaf_nodes"] for s in runs.loc[rgf, "sweep"]]
     runs.loc[rgf, "tree_n_leaves"] = 20.0  # the whole fit's mean leaves per tree on every stage row
     runs.loc[rgf & runs["sweep"].map(lambda s: s["max_leaf_nodes"] == 100), "fit_seconds"] = np.nan
-    row = tables_rgf.rgf_fig15_time(runs, n_best=2).iloc[0]
+    row = tables_rgf.rgf_fig15_time(runs).iloc[0]
     assert row["rgf_seconds"] == pytest.approx(4.0) and row["rgf_leaves"] == pytest.approx(200)
 
 
@@ -75,6 +103,50 @@ def test_adaboost_best_first_trees():
     assert np.mean(model.predict(X) == y) > 0.85
     staged = list(model.staged_predict_proba(X))
     np.testing.assert_allclose(staged[-1], model.predict_proba(X))
+
+
+def test_square_loss_gbdt_classifier_is_the_regressor_on_pm1_targets():
+    """gbdt_sq_clf (RGF paper Sec. 6: square loss for binary classification) is GradientBoostingRegressor fitted to
+    +1 / -1 for classes_[1] / classes_[0]: the same raw output, predict its sign, predict_proba clip((f + 1) / 2)."""
+    X, y = make_classification(n_samples=300, random_state=0)
+    labels = np.where(y == 1, "yes", "no")  # classes_ in sorted order: "no" is -1, "yes" is +1
+    params = dict(max_leaf_nodes=8, n_estimators=30, learning_rate=0.3, max_depth=None, min_samples_leaf=10,
+                  random_state=0)
+    model = SquareLossGBDTClassifier(**params).fit(X, labels)
+    reference = GradientBoostingRegressor(loss="squared_error", **params).fit(X, np.where(y == 1, 1.0, -1.0))
+    f = model.decision_function(X)
+    np.testing.assert_array_equal(f, reference.predict(X))
+    assert list(model.classes_) == ["no", "yes"]
+    np.testing.assert_array_equal(model.predict(X), np.where(f > 0, "yes", "no"))
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba[:, 1], np.clip((f + 1) / 2, 0, 1))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], model.predict(X))  # staged scoring's argmax
+    assert np.mean(model.predict(X) == labels) > 0.9
+    staged = list(model.staged_predict_proba(X))
+    assert len(staged) == 30 and len(fitted_trees(model)) == 30
+    np.testing.assert_allclose(staged[-1], proba)
+    np.testing.assert_array_equal(list(model.staged_predict(X))[4], np.where(staged[4][:, 1] > 0.5, "yes", "no"))
+    assert max(t.leaves.size for t in fitted_trees(model)) == 8
+
+
+def test_square_loss_gbdt_classifier_is_binary_only():
+    X, y = make_classification(n_samples=150, n_informative=4, n_classes=3, random_state=0)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        SquareLossGBDTClassifier(n_estimators=3).fit(X, y)
+
+
+def test_square_loss_gbdt_method_is_the_paper_gbdt():
+    """The registered method grows best-first trees of max_leaf_nodes leaves (max_depth None), as gbdt."""
+    model = make_estimator("gbdt_sq_clf", {"max_leaf_nodes": 4, "n_estimators": 5}, seed=3)
+    assert isinstance(model, SquareLossGBDTClassifier)
+    assert model.max_depth is None and model.random_state == 3
+    assert make_estimator("gbdt", {"max_leaf_nodes": 4}, seed=3).max_depth is None
+
+
+@parametrize_with_checks([SquareLossGBDTClassifier(n_estimators=5, min_samples_leaf=1)])
+def test_square_loss_gbdt_classifier_sklearn_conventions(estimator, check):
+    check(estimator)
 
 
 def test_l1_path_reaches_the_least_squares_fit_of_the_leaves():

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan import paper_values
 from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.report.scorecard import (BETTER, NOT_LIKE, NOT_RUN, NO_VALUE, OFFLINE, PROTOCOL_OFFSET, SCORED,
                                                   WITHIN, WORSE, build_scorecard, read_tables, status, tolerance)
@@ -15,6 +16,7 @@ from treeopt.experiments.report.scorecard_pages import scorecard_for
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = {"default": REPO / "results/tables", "paper": REPO / "results/paper"}
+ADULT_RATIO = 0.5076  # results/paper/rgf_fig15_time.csv, Adult's ratio (rgf_fig15_timing*, seeds 0-1)
 
 
 def _card(profile):
@@ -127,21 +129,30 @@ def test_status_follows_the_metric_direction_and_the_tolerance():
     assert status(accuracy, 90.0, float("nan"), tol, note="measured otherwise") == NO_VALUE
 
 
-def test_a_number_not_measured_as_the_papers_is_not_like_for_like():
-    """RGF Fig. 15 on Adult (ours 1.02, the paper's 1.6) was scored better; its caveat, defined beside the paper value,
-    makes it not like for like and names the reasons. Rows are judged by their caveat, not by name: a Fig. 15 row of a
-    regression set (square-loss GBDT, no caveat) is scored as before."""
+def test_a_number_not_measured_as_the_papers_is_not_like_for_like(monkeypatch):
+    """RGF Fig. 15 (rgf_fig15_timing*: square loss for both, both at 10,000 leaves, 3 seeds where run): the paper
+    averages GBDT over its 9 best (J, s), which it does not list; ours over every J at one s, and the time depends on
+    J several-fold, so every row's caveat, defined beside the paper value, makes it not like for like and names the
+    reasons (Adult's also its feature count). The reasons of the earlier, staged timing (exponential-loss GBDT, GBDT at
+    fewer leaves than RGF, 2 configurations) are gone. Rows are judged by their caveat, not by name: a row without one
+    is scored better or worse as any other."""
     card = _card("paper")
-    adult = card[(card["table"] == "rgf_fig15_time") & (card["dataset"] == "adult")].iloc[0]
-    assert adult["status"] == NOT_LIKE and adult["ours"] == pytest.approx(1.024, abs=1e-3)
-    for reason in ("exponential loss", "10,000 leaves, GBDT at 6,400", "2 configurations", "108 features"):
+    fig15 = card[(card["table"] == "rgf_fig15_time") & card["ours"].notna()]
+    assert len(fig15) >= 3 and (fig15["status"] == NOT_LIKE).all()
+    adult = fig15[fig15["dataset"] == "adult"].iloc[0]
+    assert adult["ours"] == pytest.approx(ADULT_RATIO, abs=1e-3)
+    for reason in ("equal-weight mean over tree sizes", "9 best (J, s)", "108 features (the paper: 168)"):
         assert reason in adult["note"], reason
+    for gone in ("exponential loss", "6,400", "2 configurations"):
+        assert gone not in adult["note"], gone
+    assert not fig15.loc[fig15["dataset"] != "adult", "note"].str.contains("features").any()
     caveat_free = (card["table"] != "rgf_fig15_time") & (card["claim"] == "")
     chased = card["status"].isin([WORSE, PROTOCOL_OFFSET])  # their chased causes: tests/test_scorecard_causes.py
     assert (card.loc[caveat_free & ~chased, "note"] == "").all()
-    assert "| not like for like | GBDT with exponential loss" in (REPO / "results/paper/scorecard.md").read_text()
+    assert "| not like for like | GBDT time an equal-weight mean" in (REPO / "results/paper/scorecard.md").read_text()
 
     frame = pd.DataFrame({"dataset": ["adult", "houses"], "ratio": [1.6, 0.5], "paper_value": [1.6, 2.2]})
+    monkeypatch.delitem(paper_values.RGF_FIG15_CAVEATS, "houses")  # a row without caveat
     scored = build_scorecard({"rgf_fig15_time": (frame, "results/x/rgf_fig15_time.csv")}).set_index("dataset")
     assert scored.loc["adult", "status"] == NOT_LIKE  # even equal to the paper's number
     assert scored.loc["houses", "status"] == BETTER and scored.loc["houses", "note"] == ""

@@ -1,6 +1,7 @@
-"""Boosted forests: regularized greedy forest (Johnson & Zhang) and the paper's AdaBoost baseline."""
+"""Boosted forests: regularized greedy forest (Johnson & Zhang) and the paper's AdaBoost and square-loss GBDT
+baselines."""
 
-from .baselines import BestFirstAdaBoostClassifier
+from .baselines import BestFirstAdaBoostClassifier, SquareLossGBDTClassifier
 from .rgf import RGFClassifier, RGFRegressor
 
-__all__ = ["BestFirstAdaBoostClassifier", "RGFClassifier", "RGFRegressor"]
+__all__ = ["BestFirstAdaBoostClassifier", "RGFClassifier", "RGFRegressor", "SquareLossGBDTClassifier"]

@@ -32,8 +32,9 @@ MAX_ROWS = 200  # enough for every learner to split a few nodes; the fit itself 
 # size parameters capped for the warm-up: the kernels' argument types do not depend on them, their cost does
 # (a depth-18 non-greedy tree holds 2^18 hyperplanes)
 SHRUNK = {"n_estimators": 2, "max_depth": 4}
-# estimator packages of treeopt without numba kernels (STreeD is a compiled extension): nothing to warm up
-NO_KERNELS = ("treeopt.optimal",)
+# estimator packages of treeopt without numba kernels (STreeD is a compiled extension; the RGF paper's baselines are
+# scikit-learn's boosting inside a wrapper): nothing to warm up
+NO_KERNELS = ("treeopt.optimal", "treeopt.boosting.baselines")
 
 _log = logging.getLogger("treeopt.numba")
 

@@ -180,6 +180,9 @@ register("xrgf_clf", "treeopt.boosting:RGFClassifier", "classification", kind="b
          fixed={"regularizer": "l2", "loss": "exponential"})
 register("gbdt_exp", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
          fixed={"max_depth": None, "loss": "exponential"})
+# The paper's GBDT for binary classification (Sec. 6: square loss; the Fig. 15 timings): +-1 targets, as rgf_l2_clf.
+register("gbdt_sq_clf", "treeopt.boosting:SquareLossGBDTClassifier", "classification", kind="boosting",
+         fixed={"max_depth": None})
 register("adaboost", "treeopt.boosting:BestFirstAdaBoostClassifier", "classification", kind="boosting")
 # TAO (Carreira-Perpinan & Tavallali 2018): CART (or `init`) refined by tree alternating optimization.
 register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"})

@@ -30,8 +30,8 @@ from .folders import (RunFolderError, check_output_folder, folder_logger, is_run
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "tree", "versions",
                 "git_commit")
-OPTIONAL_KEYS = ("staged", "stages", "path", "per_depth")  # segmentation Jaccard per forest size; staged sweeps;
-# TAO's C path; non-greedy per-depth diagnostics
+OPTIONAL_KEYS = ("staged", "stages", "path", "per_depth", "fit_cpu_seconds")  # segmentation Jaccard per forest
+# size; staged sweeps; TAO's C path; non-greedy per-depth diagnostics; CPU seconds of a fit made in one call
 
 
 def _sha256(path):
