@@ -15,7 +15,8 @@ from treeopt.forest._ordered import ordered_map
 from treeopt.forest.bagging import RunningProba, predict_proba_saved
 from treeopt.trees import load_trees
 
-TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions")
+TIMINGS = ("fit_seconds", "fit_cpu_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit",
+           "versions")
 
 
 def _without_timings(metrics):

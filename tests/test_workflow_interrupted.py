@@ -30,7 +30,7 @@ CONFIG = {
                    "methods": {"rf": {"params": {"max_depth": 6}}}},
     }}},
 }
-TIMING_KEYS = {"fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds"}
+TIMING_KEYS = {"fit_seconds", "fit_cpu_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds"}
 
 
 def snakemake_cmd(root, *args):
