@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from treeopt.experiments.plan import paper_causes
-from treeopt.experiments.plan.paper_causes import OURS, PROTOCOL, Cause
+from treeopt.experiments.plan.paper_causes import PROTOCOL, Cause
 from treeopt.experiments.report.scorecard import PROTOCOL_OFFSET, WITHIN, WORSE, build_scorecard
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,5 +75,4 @@ def test_no_committed_paper_row_is_plainly_worse():
     assert len(worse) and worse["note"].str.startswith(("cause (ours): ", "protocol offset not shown")).all()
     offsets = card[card["status"] == PROTOCOL_OFFSET]
     assert len(offsets) and offsets["note"].str.startswith("protocol offset, measured: ").all()
-    assert set(offsets["item"].str.extract(r"^(TAO fixed depth, Connect-4)")[0]) == {"TAO fixed depth, Connect-4"}
-    assert OURS != PROTOCOL
+    assert offsets["item"].str.startswith("TAO fixed depth, Connect-4").all()
