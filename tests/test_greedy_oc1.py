@@ -8,8 +8,8 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt.greedy._criteria import _xlogx_table, best_sampled_axis_split, best_threshold, class_counts, entropy, information_gain
 from treeopt.greedy._grow import route_right
-from treeopt.greedy._oc1 import (RADIX_MIN_POINTS, RADIX_WIDE_POINTS, TIE_PRONE_AFTER, TIE_PRONE_SKIP, _line_search,
-                                 _line_search_into, line_search_workspace, oc1_search)
+from treeopt.greedy._oc1 import (RADIX_MIN_POINTS, RADIX_WIDE_POINTS, TIE_PRONE_AFTER, TIE_PRONE_SKIP, _best_offset,
+                                 _best_offset_into, _line_search, _line_search_into, line_search_workspace, oc1_search)
 from treeopt.greedy._radix import (float_to_ordered, quicksort_pairs, radix_sort_pairs, radix_sort_pairs_small,
                                    radix_workspace)
 from treeopt.greedy.axis import AxisAlignedTreeClassifier
@@ -239,6 +239,36 @@ def test_line_search_equals_the_plain_form_bit_for_bit(kind):
             got = _line_search(V, d, y, k, msl, total, xlogx)
             want = reference.line_search(V, d, y, k, msl, total, xlogx)
             assert got == want or (np.isnan(got[0]) and np.isnan(want[0])), (kind, n, trial, got, want)
+
+
+@pytest.mark.parametrize("kind", ["continuous", "grid", "one_class_ties", "zeros"])
+def test_best_offset_equals_the_argsort_form_bit_for_bit(kind):
+    """The exact offset on a direction (the radix sort from RADIX_MIN_POINTS points on, the argsort form on a tie
+    group mixing classes) returns exactly the (b, gain) of the argsort form, 071be0e's."""
+    rng = np.random.default_rng(["continuous", "grid", "one_class_ties", "zeros"].index(kind))
+    sizes = [2, RADIX_MIN_POINTS - 1, RADIX_MIN_POINTS, 300, RADIX_WIDE_POINTS - 1, RADIX_WIDE_POINTS, 2500]
+    for n in sizes:
+        for trial in range(6):
+            k = int(rng.integers(2, 27))
+            y = rng.integers(0, k, n)
+            if kind == "continuous":
+                X, w = rng.normal(size=(n, 3)), rng.normal(size=3)
+            elif kind == "grid":  # projections tie across classes
+                X, w = rng.integers(-3, 4, size=(n, 3)).astype(float), rng.integers(-2, 3, size=3).astype(float)
+            elif kind == "one_class_ties":  # ties only inside a class: the radix order is kept
+                X, w = np.repeat(rng.normal(size=(n // 4 + 1, 3)), 4, axis=0)[:n], rng.normal(size=3)
+                y = np.repeat(rng.integers(0, k, n // 4 + 1), 4)[:n]
+            else:  # a large group of zeros of every class, next to continuous values
+                X = np.where(rng.random((n, 3)) < 0.5, 0.0, rng.normal(size=(n, 3)))
+                X[rng.random(n) < 0.5] = 0.0
+                w = np.array([-1.0, 0.0, 1.0]) * rng.random()
+            msl = int(rng.integers(1, 4))
+            total, xlogx = class_counts(y, k), _xlogx_table(n)
+            ws = line_search_workspace(n, k, xlogx)
+            got = _best_offset_into(X, w, y, k, msl, total, xlogx, np.empty(n), ws)
+            want = _best_offset(X, w, y, k, msl, total, xlogx, np.empty(n))
+            same = (np.isnan(got[0]) and np.isnan(want[0])) or got[0] == want[0]
+            assert same and got[1] == want[1], (kind, n, trial, got, want)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -332,6 +332,43 @@ def _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z):
 
 
 @njit(**_NJIT)
+def _best_offset_into(X, w, y, k, min_samples_leaf, total, xlogx, z, ws):
+    """:func:`_best_offset`, the same (b, gain) bit for bit, with ``z`` sorted by the line search's radix sort
+    from ``RADIX_MIN_POINTS`` points on (``ws``: :func:`line_search_workspace`) instead of an argsort.
+
+    ``_sweep_sorted`` adds each point's entropy change in sorted order and cuts only between distinct values, so
+    inside a group of equal ``z`` the order can change the result only through the rounding of the sums, and only
+    when the group mixes classes (points of one class add the same terms in any order); the bounds of a cut are
+    the same values in any order (no -0.0: ``project_into``'s sums start at +0.0). A group mixing classes sends
+    the search back to the argsort form, as does a NaN (none from finite inputs).
+    """
+    n = z.shape[0]
+    if n < RADIX_MIN_POINTS:
+        return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
+    project_into(X, w, z)
+    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack, tally, step_up = ws
+    bits = z.view(np.uint64)
+    nan_seen = False
+    for i in range(n):
+        nan_seen |= z[i] != z[i]
+        keys[i] = float_to_ordered(bits[i])
+        tags[i] = y[i]
+    if nan_seen:
+        return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
+    if n < RADIX_WIDE_POINTS:
+        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist_small)
+    else:
+        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n, spare_keys, spare_tags, hist)
+    for i in range(n):
+        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    zs = sorted_keys[:n].view(np.float64)
+    for i in range(1, n):
+        if zs[i] == zs[i - 1] and sorted_tags[i] != sorted_tags[i - 1]:
+            return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
+    return _sweep_sorted(zs, sorted_tags[:n], k, min_samples_leaf, total, xlogx)
+
+
+@njit(**_NJIT)
 def _feature_scales(X):
     """Per-feature standard deviation (0 for constant features), to draw directions in standardised units."""
     n, p = X.shape
@@ -404,7 +441,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
             b = b0
         else:
             w = restart_normals[r - 1] * inv_scale
-            b, g = _best_offset(X, w, y, k, msl, total, xlogx, z)
+            b, g = _best_offset_into(X, w, y, k, msl, total, xlogx, z, ws)
             if not np.isfinite(g):
                 continue
         project_into(X, w, V)
@@ -470,8 +507,14 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                         moved = True
             if not moved:
                 break
+        # the gain of the hyperplane as the tree store will route it: V was updated by V + alpha d, which can part
+        # from X w - b by rounding (w_m + alpha cancelling to ~1e-17 left a "perfect" split of rounding noise)
+        project_into(X, w, V)
+        for i in range(n):
+            V[i] -= b
+        gain = _gain_of_sides(V, y, k, msl, total, xlogx)
         # the offset is re-optimised exactly on the final direction
-        b_opt, g_opt = _best_offset(X, w, y, k, msl, total, xlogx, z)
+        b_opt, g_opt = _best_offset_into(X, w, y, k, msl, total, xlogx, z, ws)
         if g_opt > gain:
             b = b_opt
             gain = g_opt
