@@ -156,3 +156,20 @@ def test_l1_path_reaches_the_least_squares_fit_of_the_leaves():
     assert nnz[0] == 0 and np.all(np.diff(nnz) >= -2)          # the path starts empty and grows
     rmse = np.sqrt(np.mean((out - y[:, None]) ** 2, axis=0))
     assert rmse[-1] <= np.sqrt(np.mean((gbdt.predict(X) - y) ** 2)) + 1e-6   # refit weights fit at least as well
+
+
+def test_figs_7_to_10_tables_hold_square_loss_curves_only():
+    """Figs. 7-10 are square loss (Sec. 6; Fig. 10's caption): the registered tables drop Fig. 11's exponential-loss
+    GBDT and RGF and AdaBoost, and keep square-loss GBDT on +-1 targets (gbdt_sq_clf) beside RGF."""
+    from treeopt.experiments.plan.reports import TABLES
+
+    runs = fake_runs()
+    extra = runs[runs["method"] == "gbdt"]
+    runs = pd.concat([runs, *(extra.assign(method=m) for m in ("gbdt_exp", "gbdt_sq_clf", "xrgf_clf", "adaboost"))],
+                     ignore_index=True)
+    table = tables_rgf.square_loss_curve(runs)
+    assert set(table["method"]) == {"rgf_l2", "gbdt", "gbdt_sq_clf"}
+    assert set(tables_rgf.size_curve(runs)["method"]) == {"rgf_l2", "gbdt", "gbdt_exp", "gbdt_sq_clf", "xrgf_clf",
+                                                          "adaboost"}          # Fig. 11's table keeps them all
+    for name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
+        assert TABLES[name].build.endswith("tables_rgf:square_loss_curve")

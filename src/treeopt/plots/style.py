@@ -12,13 +12,13 @@ from .._atomic import atomic_path  # noqa: E402
 # Display names and colours (a method and its forest share a colour).
 METHOD_LABELS = {
     "cart": "axis-aligned", "cart_reg": "regression tree", "rf": "Random Forest", "rf_reg": "Random Forest",
-    "gbdt": "GBDT", "gbdt_clf": "GBDT", "oc1_tree": "OC1", "oc1_forest": "OC1 Forest",
+    "gbdt": "GBDT", "gbdt_clf": "GBDT", "gbdt_sq_clf": "GBDT", "oc1_tree": "OC1", "oc1_forest": "OC1 Forest",
     "random_oblique_tree": "random oblique", "co2_tree": "CO2", "co2_forest": "CO2 Forest",
     "co2_forest_node": "CO2 Forest (node-standardised)", "co2_forest_nobag": "CO2 Forest (no bagging)",
     "nongreedy": "non-greedy", "tao": "TAO", "rgf": "RGF",
     "seg_rf": "Random Forest", "seg_two_probe": "Two-probe Forest", "seg_co2": "CO2 Forest",
 }
-_COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": "k", "gbdt_clf": "k",
+_COLOURS = {"cart": "C0", "rf": "C0", "cart_reg": "C0", "rf_reg": "C0", "gbdt": "k", "gbdt_clf": "k", "gbdt_sq_clf": "k",
             "oc1_tree": "C1", "oc1_forest": "C1", "random_oblique_tree": "C4", "co2_tree": "C2",
             "co2_forest": "C2", "co2_forest_node": "C5", "co2_forest_nobag": "C9", "nongreedy": "C3", "tao": "C3",
             "rgf": "C3",

@@ -68,7 +68,7 @@ register_table("nongreedy_fig4_runtime", "treeopt.experiments.report.tables_nong
 register_table("co2_table1", "treeopt.experiments.report.tables_co2:co2_table1")
 register_table("co2_fig1", "treeopt.experiments.report.tables_co2:co2_fig1")
 for _name in ("rgf_fig7_synthetic", "rgf_fig8_synthetic", "rgf_fig9_synthetic", "rgf_fig10_real"):
-    register_table(_name, "treeopt.experiments.report.tables_rgf:size_curve")
+    register_table(_name, "treeopt.experiments.report.tables_rgf:square_loss_curve")
 for _name in ("co2_table2_jaccard", "co2_fig4_jaccard", "co2_fig3_segmentation"):  # CO2 paper Sec. 6.2
     register_table(_name, f"treeopt.experiments.report.tables_co2:{_name}")
 

@@ -50,6 +50,18 @@ def size_curve(runs):
     return table.sort_values([*keys, "n_leaves"], kind="stable").reset_index(drop=True)
 
 
+# RGF paper Sec. 6: "we focus on square loss for regression and binary classification"; Figs. 7-10 are square loss
+# (Fig. 10's caption says so), Fig. 11 is where exponential loss (gbdt_exp "xgb", xrgf_clf "xrgf") and AdaBoost are
+# shown. gbdt_clf is scikit-learn's deviance GBDT, none of the paper's.
+NOT_SQUARE_LOSS = frozenset({"gbdt_exp", "gbdt_clf", "xrgf_clf", "adaboost"})
+
+
+def square_loss_curve(runs):
+    """RGF paper Figs. 7-10: :func:`size_curve` of the square-loss methods only (RGF and GBDT alike: GBDT on +-1
+    targets, ``gbdt_sq_clf``, for classification), so a curve of another loss cannot stand in for the paper's GBDT."""
+    return size_curve(runs[~runs["method"].isin(NOT_SQUARE_LOSS)])
+
+
 def _largest_runs(runs):
     """Per (dataset, method, variant, seed) the run with the most leaves (the end of a size curve)."""
     runs = runs.assign(n_leaves=total_leaves(runs), variant=variant_column(runs))
