@@ -103,7 +103,9 @@ def test_claims_of_the_committed_paper_tables():
     assert status["RGF claim (Fig. 7): RGF-L2 below GBDT with every λ, synthetic q=64 (regression)"] == CLAIM_HOLDS
     # the table's Adult GBDT was exponential loss (gbdt_exp): the square-loss comparison waits for gbdt_sq_clf's runs
     adult = claims.loc["RGF claim (Discussion): RGF-L2's peak rivals GBDT's, no significant improvement, Adult"]
-    assert adult["status"] == NOT_RUN and "not in the table yet: GBDT's best" in adult["note"]
+    assert adult["status"] in (NOT_RUN, OFFLINE)  # offline where this machine has no mirror of Adult
+    if adult["status"] == NOT_RUN:
+        assert "not in the table yet: GBDT's best" in adult["note"]
     assert set(claims["status"]) <= {CLAIM_HOLDS, CLAIM_FAILS, NOT_RUN, OFFLINE}
     assert not any("Fashion-MNIST" in item for item in claims.index)  # a stand-in is not the paper's data
     markdown = (REPO / "results/paper/scorecard.md").read_text()
