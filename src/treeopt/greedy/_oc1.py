@@ -167,6 +167,20 @@ def line_search_workspace(n, k, xlogx):
 
 
 @njit(**_NJIT)
+def _radix_sorted_floats(keys, tags, n, spare_keys, spare_tags, hist, hist_small):
+    """Sort ``n`` pairs of ordered keys (:func:`float_to_ordered`) and tags by radix, 8-bit digits below
+    ``RADIX_WIDE_POINTS`` keys and 11-bit ones from there, and turn the sorted keys back into float64 bits in place;
+    returns (sorted keys, to be viewed as float64, and their tags): the arrays holding them (inputs or spares)."""
+    if n < RADIX_WIDE_POINTS:
+        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist_small)
+    else:
+        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n, spare_keys, spare_tags, hist)
+    for i in range(n):
+        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    return sorted_keys, sorted_tags
+
+
+@njit(**_NJIT)
 def _line_search(V, d, y, k, min_samples_leaf, total, xlogx):
     """:func:`_line_search_into` with its own buffers (for tests and one-off calls)."""
     ws = line_search_workspace(V.shape[0], k, xlogx)
@@ -226,12 +240,7 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
     bits = U.view(np.uint64)
     for i in range(n_ev):
         keys[i] = float_to_ordered(bits[i])
-    if n_ev < RADIX_WIDE_POINTS:
-        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n_ev, spare_keys, spare_tags, hist_small)
-    else:
-        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n_ev, spare_keys, spare_tags, hist)
-    for i in range(n_ev):
-        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    sorted_keys, sorted_tags = _radix_sorted_floats(keys, tags, n_ev, spare_keys, spare_tags, hist, hist_small)
     alpha, gain, mixed = _sweep(sorted_keys.view(np.float64), sorted_tags, n_ev, n, k, min_samples_leaf, total,
                                 xlogx, step_up, right, left, True)
     if mixed:
@@ -355,12 +364,7 @@ def _best_offset_into(X, w, y, k, min_samples_leaf, total, xlogx, z, ws):
         tags[i] = y[i]
     if nan_seen:
         return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
-    if n < RADIX_WIDE_POINTS:
-        sorted_keys, sorted_tags = radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist_small)
-    else:
-        sorted_keys, sorted_tags = radix_sort_pairs(keys, tags, n, spare_keys, spare_tags, hist)
-    for i in range(n):
-        sorted_keys[i] = ordered_to_float_bits(sorted_keys[i])
+    sorted_keys, sorted_tags = _radix_sorted_floats(keys, tags, n, spare_keys, spare_tags, hist, hist_small)
     zs = sorted_keys[:n].view(np.float64)
     for i in range(1, n):
         if zs[i] == zs[i - 1] and sorted_tags[i] != sorted_tags[i - 1]:
