@@ -50,6 +50,8 @@ def test_shrunk_params_cap_only_the_size_parameters():
     assert warmup.shrunk_params(forest) == {"n_estimators": 2, "max_depth": 4}
     small = make_estimator("cart", {"max_depth": 2}, 0)
     assert warmup.shrunk_params(small) == {}
+    rgf = make_estimator("rgf_l2", {"max_leaf_nodes": 10000, "l2": 0.1}, 0)
+    assert warmup.shrunk_params(rgf) == {"max_leaf_nodes": 16}
 
 
 def test_learners_without_kernels_are_not_warmed_up():

@@ -290,6 +290,54 @@ def test_staged_models_equal_fits_with_that_budget():
     np.testing.assert_allclose(stages[1], small.predict(X), rtol=1e-10, atol=1e-10)
 
 
+def _stage_outputs_one_by_one(forest, X):
+    """Each stored stage scored alone, as the kernel did before it learnt to climb (the reference)."""
+    out = np.zeros((len(forest.stage_budget), X.shape[0]))
+    for s in range(out.shape[0]):
+        for i in range(X.shape[0]):
+            for t in range(min(forest.stage_trees[s], forest.roots.size)):
+                node = forest.roots[t]
+                while forest.left[node] >= 0:
+                    node = forest.right[node] if X[i, forest.feature[node]] >= forest.threshold[node] \
+                        else forest.left[node]
+                while node >= forest.stage_limit[s, t]:
+                    node = forest.parent[node]
+                out[s, i] += forest.stage_value[s, node]
+    return out
+
+
+def test_staged_outputs_equal_each_stage_scored_alone_bit_for_bit():
+    X, y = make_regression(n_samples=300, n_features=5, noise=5.0, random_state=3)
+    model = RGFRegressor(max_leaf_nodes=180, l2=0.01, opt_interval=20).fit(X, y)
+    forest = model.forests_[0]
+    assert len(forest.stage_budget) == 9
+    reference = _stage_outputs_one_by_one(forest, X[:60])
+    assert np.array_equal(forest.predict_stages(X[:60]), reference)
+    assert np.array_equal(forest.predict_stages(X[:60], [0, 4, 8]), reference[[0, 4, 8]])
+    assert np.array_equal(forest.predict_stages(X[:60], [3]), reference[[3]])
+    assert forest.predict_stages(X[:60], []).shape == (0, 60)
+    every = list(model.staged_predict(X))
+    some = list(model.staged_predict(X, stage_indices=[1, 5, 8]))
+    assert len(some) == 3 and all(np.array_equal(a, every[s]) for a, s in zip(some, [1, 5, 8]))
+    with pytest.raises(ValueError, match="ascending"):
+        list(model.staged_predict(X, stage_indices=[5, 1]))
+    with pytest.raises(ValueError, match="below 9"):
+        list(model.staged_predict(X, stage_indices=[9]))
+
+
+def test_staged_stage_indices_one_vs_rest():
+    """Three classes, one forest each: the chosen stages are those of the whole sequence."""
+    X, y = make_classification(n_samples=400, n_features=6, n_classes=3, n_informative=4, random_state=1)
+    model = RGFClassifier(max_leaf_nodes=400, l2=0.01, opt_interval=25, min_samples_leaf=20).fit(X, y)
+    lengths = [len(f.stage_budget) for f in model.forests_]
+    every = list(model.staged_predict_proba(X))
+    wanted = [0, len(every) // 2, len(every) - 1]
+    some = list(model.staged_predict_proba(X, stage_indices=wanted))
+    assert lengths == [16, 16, 16] and all(np.array_equal(a, every[s]) for a, s in zip(some, wanted))
+    labels = list(model.staged_predict(X, stage_indices=wanted[1:]))
+    assert np.array_equal(labels[-1], model.predict(X))
+
+
 def test_same_seed_same_model():
     X, y = make_classification(n_samples=300, n_features=8, n_classes=3, n_informative=4, random_state=0)
     a = RGFClassifier(max_leaf_nodes=120, random_state=0).fit(X, y)

@@ -131,11 +131,17 @@ class GrownForest:
             return np.zeros(X.shape[0])
         return K.predict_forest(X, self.roots, self.feature, self.threshold, self.left, self.right, self.value)
 
-    def predict_stages(self, X):
+    def predict_stages(self, X, wanted=None):
+        """Output at the stored stages ``wanted`` (ascending 0-based indices; default all), shape
+        ``(len(wanted), n)``."""
+        wanted = np.arange(len(self.stage_budget)) if wanted is None else np.asarray(wanted, dtype=np.int64)
+        if wanted.size and (np.any(np.diff(wanted) <= 0) or wanted[0] < 0 or wanted[-1] >= len(self.stage_budget)):
+            raise ValueError(f"wanted stages must be ascending indices below {len(self.stage_budget)}, got {wanted}")
         if self.roots.size == 0:
-            return np.zeros((len(self.stage_budget), X.shape[0]))
+            return np.zeros((wanted.size, X.shape[0]))
+        values = np.ascontiguousarray(self.stage_value[wanted].T)
         return K.predict_staged(X, self.roots, self.feature, self.threshold, self.left, self.right, self.parent,
-                                self.stage_trees, self.stage_limit, self.stage_value)
+                                self.stage_trees, self.stage_limit, wanted, values)
 
 
 class ForestGrower:

@@ -260,22 +260,31 @@ def predict_forest(X, roots, feature, threshold, left, right, value):
 
 
 @njit(cache=True)
-def predict_staged(X, roots, feature, threshold, left, right, parent, stage_trees, stage_limit, stage_value):
-    """Output of every stored stage: the forest as it was at a checkpoint (its first ``stage_trees[s]`` trees,
-    nodes with global id < ``stage_limit[s, t]`` in tree t, leaf weights ``stage_value[s]``). A row's node at a
-    stage is the deepest ancestor of its final leaf that existed then (node ids grow down every path)."""
+def predict_staged(X, roots, feature, threshold, left, right, parent, stage_trees, stage_limit, wanted, values):
+    """Output of the stored stages ``wanted`` (ascending indices): the forest as it was at a checkpoint s (its
+    first ``stage_trees[s]`` trees, nodes with global id < ``stage_limit[s, t]`` in tree t, leaf weights
+    ``values[:, k]`` for s = ``wanted[k]``: the stages' weights node by node, so that one node's weights at the
+    wanted stages are read together), shape ``(wanted.size, n)``. A row's node at a stage is the deepest ancestor of its final
+    leaf that existed then (node ids grow down every path).
+
+    Checkpoints only add trees and nodes, so going back through the wanted stages a row's node only climbs:
+    one walk up from the leaf serves every stage of a tree. Each output still adds its trees' weights in tree
+    order, starting from 0.0, so every stage's output is bit for bit that of scoring the stage alone."""
     n = X.shape[0]
-    S = stage_trees.shape[0]
-    out = np.zeros((S, n))
+    W = wanted.shape[0]
+    out = np.zeros((n, W))
+    if W == 0:
+        return out.T.copy()
+    n_trees = min(roots.shape[0], stage_trees[wanted[W - 1]])
     for i in range(n):
-        for t in range(roots.shape[0]):
-            leaf = _leaf(X[i], roots[t], feature, threshold, left, right)
-            for s in range(S):
+        for t in range(n_trees):
+            node = _leaf(X[i], roots[t], feature, threshold, left, right)
+            for k in range(W - 1, -1, -1):
+                s = wanted[k]
                 if t >= stage_trees[s]:
-                    continue
-                node = leaf
+                    break  # earlier checkpoints hold no more trees
                 lim = stage_limit[s, t]
                 while node >= lim:
                     node = parent[node]
-                out[s, i] += stage_value[s, node]
-    return out
+                out[i, k] += values[node, k]
+    return out.T.copy()

@@ -131,12 +131,29 @@ class _RGFBase(BaseEstimator):
         X = validate_features(self, X, reset=False)
         return X, np.column_stack([f.predict(X) for f in self.forests_])
 
-    def _raw_staged(self, X):
+    def _stage_list(self, stage_indices):
+        """The 0-based stages to yield: all, or ``stage_indices`` checked (ascending, each below the count)."""
+        n_stages = len(self.stage_sizes_["n_leaves"])
+        if stage_indices is None:
+            return list(range(n_stages))
+        wanted = [int(s) for s in stage_indices]
+        if any(b <= a for a, b in zip(wanted, wanted[1:])) or (wanted and (wanted[0] < 0 or wanted[-1] >= n_stages)):
+            raise ValueError(f"stage_indices must be ascending 0-based indices below {n_stages} (stage_sizes_), "
+                             f"got {list(stage_indices)}")
+        return wanted
+
+    def _raw_staged(self, X, stage_indices=None):
         check_is_fitted(self, "forests_")
         X = validate_features(self, X, reset=False)
-        per = [f.predict_stages(X) for f in self.forests_]
-        for s in range(len(self.stage_sizes_["n_leaves"])):
-            yield np.column_stack([p[min(s, p.shape[0] - 1)] for p in per])
+        wanted = self._stage_list(stage_indices)
+        per = []
+        for f in self.forests_:  # a one-vs-rest forest that stopped early stays at its last stage
+            own = [min(s, len(f.stage_budget) - 1) for s in wanted]
+            needed = sorted(set(own))
+            out = f.predict_stages(X, needed)
+            per.append([out[needed.index(s)] for s in own])
+        for k in range(len(wanted)):
+            yield np.column_stack([p[k] for p in per])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -208,9 +225,10 @@ class RGFRegressor(RegressorMixin, _RGFBase):
     def predict(self, X):
         return self._raw(X)[1][:, 0] + self.intercept_
 
-    def staged_predict(self, X):
-        """Predictions of the model after each weight correction (``stage_sizes_``)."""
-        for raw in self._raw_staged(X):
+    def staged_predict(self, X, stage_indices=None):
+        """Predictions of the model after each weight correction (``stage_sizes_``), or only after those of
+        ``stage_indices`` (ascending, 0-based into ``stage_sizes_``): the same arrays, fewer computed."""
+        for raw in self._raw_staged(X, stage_indices):
             yield raw[:, 0] + self.intercept_
 
 
@@ -266,12 +284,14 @@ class RGFClassifier(ClassifierMixin, _RGFBase):
             return self.classes_[(raw[:, 0] > 0).astype(int)]
         return self.classes_[raw.argmax(axis=1)]
 
-    def staged_predict_proba(self, X):
-        """Class probabilities of the model after each weight correction (``stage_sizes_``)."""
-        for raw in self._raw_staged(X):
+    def staged_predict_proba(self, X, stage_indices=None):
+        """Class probabilities of the model after each weight correction (``stage_sizes_``), or only after those
+        of ``stage_indices`` (ascending, 0-based into ``stage_sizes_``)."""
+        for raw in self._raw_staged(X, stage_indices):
             yield self._proba(raw)
 
-    def staged_predict(self, X):
-        for raw in self._raw_staged(X):
+    def staged_predict(self, X, stage_indices=None):
+        """Predicted labels after each weight correction, or only after those of ``stage_indices``."""
+        for raw in self._raw_staged(X, stage_indices):
             yield (self.classes_[(raw[:, 0] > 0).astype(int)] if raw.shape[1] == 1
                    else self.classes_[raw.argmax(axis=1)])

@@ -30,8 +30,9 @@ import numpy as np
 
 MAX_ROWS = 200  # enough for every learner to split a few nodes; the fit itself then takes milliseconds
 # size parameters capped for the warm-up: the kernels' argument types do not depend on them, their cost does
-# (a depth-18 non-greedy tree holds 2^18 hyperplanes)
-SHRUNK = {"n_estimators": 2, "max_depth": 4}
+# (a depth-18 non-greedy tree holds 2^18 hyperplanes; RGF grows to its leaf budget even on 200 rows, by adding
+# trees: 10,000 leaves took ~4 CPU-s, most of a 2,000-row run's fit)
+SHRUNK = {"n_estimators": 2, "max_depth": 4, "max_leaf_nodes": 16}
 # estimator packages of treeopt without numba kernels (STreeD is a compiled extension; the RGF paper's baselines are
 # scikit-learn's boosting inside a wrapper): nothing to warm up
 NO_KERNELS = ("treeopt.optimal", "treeopt.boosting.baselines")

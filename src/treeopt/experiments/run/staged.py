@@ -7,7 +7,8 @@ once and reads the smaller ones off it. The estimator side of the contract:
 
 * ``staged_predict_proba(X)`` (classifiers) or ``staged_predict(X)`` (regressors): a generator yielding one
   prediction array per stage, in order of growing size, as scikit-learn's gradient boosting does. A staged
-  method that takes ``n_trees`` (treeopt's bagged forests) is given the wanted sizes and yields only those.
+  method that takes ``n_trees`` (treeopt's bagged forests) is given the wanted sizes and yields only those; one
+  that takes ``stage_indices`` (RGF) is given the wanted stages (0-based) and yields only those.
   Ensembles with ``estimators_`` and neither method (scikit-learn's random forests) are staged here by
   averaging their members' predictions over prefixes, in the members' order, as their own predict does.
 * optional ``stage_sizes_``: ``{parameter: [value at each stage], "n_leaves": [...], "n_trees": [...]}``; without
@@ -46,6 +47,8 @@ def _stage_predictions(estimator, task, X, indices, n_stages):
         finish = lambda values: np.asarray(values, dtype=float).ravel()  # noqa: E731
     if staged is not None and "n_trees" in inspect.signature(staged).parameters:
         return [finish(p) for p in staged(X, n_trees=sorted(wanted))]
+    if staged is not None and "stage_indices" in inspect.signature(staged).parameters:
+        return [finish(p) for p in staged(X, stage_indices=[i - 1 for i in sorted(wanted)])]
     if staged is not None:
         return [finish(p) for i, p in enumerate(staged(X), start=1) if i in wanted]
     members = list(getattr(estimator, "estimators_", None) or [])
