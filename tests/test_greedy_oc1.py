@@ -293,9 +293,11 @@ def test_sorts_order_pairs_like_numbas_argsort():
     order carrying the tags (ties in any order)."""
     rng = np.random.default_rng(0)
     argsort = reference.numba_argsort
-    for n in [1, 2, 15, 16, 17, 100, 700, 1500]:
+    for n in [1, 2, 15, 16, 17, 100, 700, 1500, 6000]:
+        # large tie-heavy inputs too: the tie-prone and mixed-tie fallbacks of the line search replay the quicksort on
+        # nodes of thousands of points (Connect-4's projections take a few values)
         for keys in (rng.normal(size=n), rng.integers(-4, 5, n) / 3.0, np.sort(rng.normal(size=n))[::-1].copy(),
-                     np.where(rng.random(n) < 0.5, -0.0, 0.0)):
+                     np.where(rng.random(n) < 0.5, -0.0, 0.0), rng.integers(0, 3, n) * 0.5 - rng.integers(0, 2, n)):
             tags = np.arange(n, dtype=np.int32)
             sorted_keys = keys.copy()
             quicksort_pairs(sorted_keys, tags, n, np.empty(200, dtype=np.int64))

@@ -224,9 +224,7 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
         return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
     if n_ev < RADIX_MIN_POINTS:
         # numba's quicksort replayed on the pairs: the plain form's order, ties included, so no check is needed
-        quicksort_pairs(U, tags, n_ev, stack)
-        alpha, gain, mixed = _sweep(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, False)
-        return alpha, gain
+        return _quicksort_form(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, stack)
     if tally[0] >= TIE_PRONE_AFTER:
         if 2 * tally[1] > tally[0]:
             # a node whose projections tie across classes (one-hot or integer features, e.g. Connect-4) falls back on
@@ -234,7 +232,7 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
             tally[2] += 1
             if tally[2] >= TIE_PRONE_SKIP:
                 tally[:] = 0  # judge again from the next search on
-            return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+            return _quicksort_form(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, stack)
         tally[:] = 0  # not tie-prone now: a fresh window, so that a node that starts tying is seen soon
     tally[0] += 1
     bits = U.view(np.uint64)
@@ -245,7 +243,24 @@ def _line_search_into(V, d, y, k, min_samples_leaf, total, xlogx, ws):
                                 xlogx, step_up, right, left, True)
     if mixed:
         tally[1] += 1
-        return _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx)
+        # the radix passes moved the tags; U is as filled above, so the quicksort form sees the same input
+        i = 0
+        for j in range(n):
+            if d[j] != 0.0:
+                tags[i] = 2 * y[j] + (d[j] > 0.0)
+                i += 1
+        return _quicksort_form(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, stack)
+    return alpha, gain
+
+
+@njit(**_NJIT)
+def _quicksort_form(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, stack):
+    """:func:`_line_search_quicksort`'s result from the filled pairs (``U``, ``tags``; ``right`` as filled): numba's
+    quicksort replayed on the pairs gives its argsort's order, ties included (:func:`quicksort_pairs`), and the sweep
+    adds the same terms in that order, so no tie check is needed; without the plain form's allocations and its
+    reads through ``order``."""
+    quicksort_pairs(U, tags, n_ev, stack)
+    alpha, gain, mixed = _sweep(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, False)
     return alpha, gain
 
 
@@ -348,14 +363,15 @@ def _best_offset_into(X, w, y, k, min_samples_leaf, total, xlogx, z, ws):
     ``_sweep_sorted`` adds each point's entropy change in sorted order and cuts only between distinct values, so
     inside a group of equal ``z`` the order can change the result only through the rounding of the sums, and only
     when the group mixes classes (points of one class add the same terms in any order); the bounds of a cut are
-    the same values in any order (no -0.0: ``project_into``'s sums start at +0.0). A group mixing classes sends
-    the search back to the argsort form, as does a NaN (none from finite inputs).
+    the same values in any order (no -0.0: ``project_into``'s sums start at +0.0). A group mixing classes, or fewer
+    points, sends the search to the argsort's order (numba's quicksort replayed on the pairs); a NaN (none from
+    finite inputs) to the argsort form itself.
     """
     n = z.shape[0]
-    if n < RADIX_MIN_POINTS:
-        return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
-    project_into(X, w, z)
     U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack, tally, step_up = ws
+    project_into(X, w, z)
+    if n < RADIX_MIN_POINTS:
+        return _best_offset_quicksort_form(z, y, k, min_samples_leaf, total, xlogx, U, tags, stack)
     bits = z.view(np.uint64)
     nan_seen = False
     for i in range(n):
@@ -368,8 +384,21 @@ def _best_offset_into(X, w, y, k, min_samples_leaf, total, xlogx, z, ws):
     zs = sorted_keys[:n].view(np.float64)
     for i in range(1, n):
         if zs[i] == zs[i - 1] and sorted_tags[i] != sorted_tags[i - 1]:
-            return _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z)
+            return _best_offset_quicksort_form(z, y, k, min_samples_leaf, total, xlogx, U, tags, stack)
     return _sweep_sorted(zs, sorted_tags[:n], k, min_samples_leaf, total, xlogx)
+
+
+@njit(**_NJIT)
+def _best_offset_quicksort_form(z, y, k, min_samples_leaf, total, xlogx, U, tags, stack):
+    """:func:`_best_offset`'s sweep over ``z`` (projected already, no NaN): numba's quicksort replayed on the pairs
+    (z, label) in the buffers ``U`` and ``tags`` gives its argsort's order, ties included (:func:`quicksort_pairs`),
+    so ``_sweep_sorted`` reads the same values and labels in the same order as after the argsort and its gathers."""
+    n = z.shape[0]
+    for i in range(n):
+        U[i] = z[i]
+        tags[i] = y[i]
+    quicksort_pairs(U, tags, n, stack)
+    return _sweep_sorted(U[:n], tags[:n], k, min_samples_leaf, total, xlogx)
 
 
 @njit(**_NJIT)

@@ -160,4 +160,4 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
 # numba cache key: greedy/_grow.py 3bcfc72df0ae07f4
-# numba cache key: greedy/_oc1.py 123671e250c67d5d
+# numba cache key: greedy/_oc1.py b9141dbe5bb4304e
