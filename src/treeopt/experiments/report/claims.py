@@ -44,9 +44,12 @@ class Verdict:
     note: str = ""
 
 
-def _metric(claim, frame):
+def _metric(claim, frame, dataset):
+    """The first of the claim's columns that the data set's own rows fill (a table may mix regression and
+    classification sets, e.g. Fig. 10's Houses with test_rmse beside Nursery with test_error)."""
+    rows = frame[frame["dataset"] == dataset] if "dataset" in frame else frame
     for metric in claim.metric:
-        if metric in frame and frame[metric].notna().any():
+        if metric in rows and rows[metric].notna().any():
             return metric
     return claim.metric[0]
 
@@ -127,7 +130,7 @@ def _describe(relation, first, second, ok, margin):
 
 def evaluate(claim, dataset, frame):
     """The claim's :class:`Verdict` on ``dataset`` from its table (``frame``; None when the table is not made)."""
-    metric = _metric(claim, frame) if frame is not None else claim.metric[0]
+    metric = _metric(claim, frame, dataset) if frame is not None else claim.metric[0]
     done, missing = [], []
     comparisons = claim.comparisons(dataset)
     for comparison in comparisons:
