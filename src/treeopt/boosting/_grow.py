@@ -73,6 +73,17 @@ def make_bins(X, max_bins):
     return Xb, np.concatenate(cuts), n_bins, offsets
 
 
+def stage_indices(indices, n_stages, name):
+    """``indices`` (default: every stage) as an int64 array, checked to be ascending 0-based indices below
+    ``n_stages``; ``name`` says whose they are in the error."""
+    if indices is None:
+        return np.arange(n_stages, dtype=np.int64)
+    out = np.asarray(indices, dtype=np.int64).reshape(-1)
+    if out.size and (np.any(np.diff(out) <= 0) or out[0] < 0 or out[-1] >= n_stages):
+        raise ValueError(f"{name} must be ascending 0-based indices below {n_stages}, got {list(indices)}")
+    return out
+
+
 @dataclass
 class _Tree:
     """A tree while it grows. Node fields are lists indexed by local node id (ids grow down every path)."""
@@ -134,9 +145,7 @@ class GrownForest:
     def predict_stages(self, X, wanted=None):
         """Output at the stored stages ``wanted`` (ascending 0-based indices; default all), shape
         ``(len(wanted), n)``."""
-        wanted = np.arange(len(self.stage_budget)) if wanted is None else np.asarray(wanted, dtype=np.int64)
-        if wanted.size and (np.any(np.diff(wanted) <= 0) or wanted[0] < 0 or wanted[-1] >= len(self.stage_budget)):
-            raise ValueError(f"wanted stages must be ascending indices below {len(self.stage_budget)}, got {wanted}")
+        wanted = stage_indices(wanted, len(self.stage_budget), "wanted stages")
         if self.roots.size == 0:
             return np.zeros((wanted.size, X.shape[0]))
         values = np.ascontiguousarray(self.stage_value[wanted].T)

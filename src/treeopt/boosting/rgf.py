@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..base import encode_classes, validate_features, validate_training_data
 from ..trees import Tree
 from ._grow import ForestGrower, make_bins
+from ._grow import stage_indices as _stage_indices
 from ._regularizers import REGULARIZERS
 
 
@@ -131,21 +132,10 @@ class _RGFBase(BaseEstimator):
         X = validate_features(self, X, reset=False)
         return X, np.column_stack([f.predict(X) for f in self.forests_])
 
-    def _stage_list(self, stage_indices):
-        """The 0-based stages to yield: all, or ``stage_indices`` checked (ascending, each below the count)."""
-        n_stages = len(self.stage_sizes_["n_leaves"])
-        if stage_indices is None:
-            return list(range(n_stages))
-        wanted = [int(s) for s in stage_indices]
-        if any(b <= a for a, b in zip(wanted, wanted[1:])) or (wanted and (wanted[0] < 0 or wanted[-1] >= n_stages)):
-            raise ValueError(f"stage_indices must be ascending 0-based indices below {n_stages} (stage_sizes_), "
-                             f"got {list(stage_indices)}")
-        return wanted
-
     def _raw_staged(self, X, stage_indices=None):
         check_is_fitted(self, "forests_")
         X = validate_features(self, X, reset=False)
-        wanted = self._stage_list(stage_indices)
+        wanted = _stage_indices(stage_indices, len(self.stage_sizes_["n_leaves"]), "stage_indices").tolist()
         per = []
         for f in self.forests_:  # a one-vs-rest forest that stopped early stays at its last stage
             own = [min(s, len(f.stage_budget) - 1) for s in wanted]
