@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._radix import stable_sort_labelled, stable_sort_workspace
+
 _NJIT = dict(cache=True, nogil=True)
 
 
@@ -148,15 +150,15 @@ def best_axis_split(X, y, k, features, min_samples_leaf):
     best_f = -1
     best_thr = np.nan
     best_gain = -np.inf
+    col = np.empty(n)
     zs = np.empty(n)
     ys = np.empty(n, dtype=y.dtype)
+    ws = stable_sort_workspace(n)
     for j in range(features.shape[0]):
         f = features[j]
-        col = np.ascontiguousarray(X[:, f])
-        order = np.argsort(col, kind="mergesort")
         for i in range(n):
-            zs[i] = col[order[i]]
-            ys[i] = y[order[i]]
+            col[i] = X[i, f]
+        stable_sort_labelled(col, y, zs, ys, ws)  # the mergesort's order, faster
         if not zs[0] < zs[n - 1]:
             continue  # constant feature
         thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
@@ -165,6 +167,49 @@ def best_axis_split(X, y, k, features, min_samples_leaf):
             best_thr = thr
             best_gain = gain
     return best_f, best_thr, best_gain
+
+
+@njit(**_NJIT)
+def best_difference_split(X, rows, y, k, first, second, min_samples_leaf):
+    """:func:`best_axis_split` over the differences ``X[rows, first[j]] - X[rows, second[j]]`` (a two-probe
+    node), without copying the node's rows or making the n x len(first) matrix of differences and its column
+    copies: the differences are taken a block of pairs at a time, reading each row once per block (the rows
+    are long: 2,883 values for a segmentation window). Same float64 differences, same order of candidates: the
+    same (j, threshold, gain) as ``best_axis_split(X[rows][:, first] - X[rows][:, second], y, k,
+    arange(len(first)), min_samples_leaf)``."""
+    n = rows.shape[0]
+    n_pairs = first.shape[0]
+    msl = max(min_samples_leaf, 1)
+    if n < 2:
+        return -1, np.nan, -np.inf
+    total = class_counts(y, k)
+    xlogx = _xlogx_table(n)
+    # a block of differences of at most ~1 GB (and at least 8 pairs; the old n x len(first) matrix and its two
+    # operands took 3x the whole): the rows are read len(first) / block times, once up to 131,072 points
+    block = min(n_pairs, max(8, (1 << 30) // (8 * n)))
+    D = np.empty((block, n))
+    zs = np.empty(n)
+    ys = np.empty(n, dtype=y.dtype)
+    ws = stable_sort_workspace(n)
+    best_j = -1
+    best_thr = np.nan
+    best_gain = -np.inf
+    for start in range(0, n_pairs, block):
+        stop = min(n_pairs, start + block)
+        for i in range(n):
+            r = rows[i]
+            for t in range(stop - start):
+                D[t, i] = X[r, first[start + t]] - X[r, second[start + t]]
+        for t in range(stop - start):
+            stable_sort_labelled(D[t], y, zs, ys, ws)
+            if not zs[0] < zs[n - 1]:
+                continue
+            thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
+            if gain > best_gain:
+                best_j = start + t
+                best_thr = thr
+                best_gain = gain
+    return best_j, best_thr, best_gain
 
 
 def best_sampled_axis_split(X, y, k, n_features_split, min_samples_leaf, rng):
@@ -185,3 +230,7 @@ def separates_perfectly(gain, y, k, tol=1e-12):
     """True when a split's information gain equals the node's entropy: both children are pure, so no
     oblique search can improve it."""
     return gain >= entropy(np.bincount(y, minlength=k)) - tol
+
+
+# Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
+# numba cache key: greedy/_radix.py ac65c5155308c6d6

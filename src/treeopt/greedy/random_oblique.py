@@ -19,6 +19,7 @@ from ._criteria import _sweep_sorted, _xlogx_table, best_sampled_axis_split, cla
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 from ._grow import NodeSplit
 from ._oc1 import _feature_scales
+from ._radix import stable_sort_labelled, stable_sort_workspace
 
 
 @njit(cache=True, nogil=True)
@@ -40,6 +41,7 @@ def _best_projection(X, W, y, k, min_samples_leaf):
     z = np.empty(n)
     zs = np.empty(n)
     ys = np.empty(n, dtype=y.dtype)
+    ws = stable_sort_workspace(n)
     best_r = -1
     best_thr = np.nan
     best_gain = -np.inf
@@ -50,10 +52,7 @@ def _best_projection(X, W, y, k, min_samples_leaf):
                 if W[r, j] != 0.0:
                     s += W[r, j] * X[i, j]
             z[i] = s
-        order = np.argsort(z, kind="mergesort")
-        for i in range(n):
-            zs[i] = z[order[i]]
-            ys[i] = y[order[i]]
+        stable_sort_labelled(z, y, zs, ys, ws)  # the mergesort's order, faster
         if not zs[0] < zs[n - 1]:
             continue
         thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
@@ -158,6 +157,7 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         self.n_axis_splits_ = finder.n_axis
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_criteria.py a13e3bb340a8a1fa
-# numba cache key: greedy/_grow.py 3bcfc72df0ae07f4
-# numba cache key: greedy/_oc1.py b9141dbe5bb4304e
+# numba cache key: greedy/_criteria.py 136aef0ee6babd58
+# numba cache key: greedy/_grow.py 60911297f31e989c
+# numba cache key: greedy/_oc1.py b78978cdc8d93dfb
+# numba cache key: greedy/_radix.py ac65c5155308c6d6

@@ -18,7 +18,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._criteria import best_axis_split
+from ._criteria import best_difference_split
 from ._estimator import GROWTH_CONSTRAINTS, GreedyTreeClassifier
 from ._grow import NodeSplit
 
@@ -39,14 +39,14 @@ class TwoProbeSplitFinder:
         self.n_pairs = n_pairs
         self.min_samples_leaf = min_samples_leaf
 
-    def __call__(self, X, y, rng, depth):
+    reads_rows = True  # grow_tree passes the node's row numbers, not a copy of its rows
+
+    def __call__(self, X, rows, y, rng, depth):
         p = X.shape[1]
         if p < 2:  # no pair of features to compare: the node stays a leaf
             return None
         first, second = sample_pairs(rng, p, self.n_pairs)
-        D = np.ascontiguousarray(X[:, first] - X[:, second])
-        f, threshold, _ = best_axis_split(D, y, self.n_classes, np.arange(self.n_pairs, dtype=np.int64),
-                                          self.min_samples_leaf)
+        f, threshold, _ = best_difference_split(X, rows, y, self.n_classes, first, second, self.min_samples_leaf)
         if f < 0:
             return None
         w = np.zeros(p)
