@@ -201,11 +201,28 @@ def _features_tried(value, p, default):
     return min(int(value), p)
 
 
-def work(family, params, shape, fit_on, stages=(), score_weight=1.0):
+def fit_factor(entry, params):
+    """The cost of a fit at ``params`` relative to the fit the method's ``cpu`` was measured at: the model entry's
+    ``fit_factors`` (``by``: parameter names, ``values``: rows of those parameters' values and the factor), 1.0
+    for parameters it does not list (the measured point's). The CO2 segmentation trees' stump SGD runs a number
+    of epochs its (nu, eta) decide (studies/seg_co2_grid_cost.py)."""
+    table = entry.get("fit_factors")
+    if not table:
+        return 1.0
+    names = table["by"]
+    want = [params.get(name) for name in names]
+    for row in table["values"]:
+        if all(w is not None and math.isclose(float(w), float(v)) for w, v in zip(want, row[:-1])):
+            return float(row[-1])
+    return 1.0
+
+
+def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0):
     """Units of work of one fit (see the module docstring) and the units of its memory term.
 
     ``score_weight`` (segmentation only): the CPU of scoring one pixel through one tree over that of fitting on one
-    window, a method's own number in the model file (scoring reads only the values a tree's nodes test)."""
+    window, a method's own number in the model file (scoring reads only the values a tree's nodes test); ``factor``
+    (segmentation only, :func:`fit_factor`): the fit's cost relative to the measured one."""
     n = max(shape.n_fit(fit_on), 2)
     p = max(shape.p, 1)
     L = math.log2(n)
@@ -246,7 +263,7 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0):
         windows = _number(params.get("windows_per_tree"), 256000)
         depth = _number(params.get("max_depth"), 20) or 20
         scored = (shape.n_test + 5 + (shape.n_val if fit_on == "train" else 0)) * p  # every pixel, through every tree
-        return T * depth * SEG_FEATURES * (windows + score_weight * scored), windows * SEG_FEATURES
+        return T * depth * SEG_FEATURES * (factor * windows + score_weight * scored), windows * SEG_FEATURES
     if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
         samples = min(_number(params.get("max_samples"), n) or n, n)
         return 2.0 ** _number(params.get("max_depth"), 6) * samples * _number(params.get("timed_epochs"), 2) * p, n * p
@@ -279,7 +296,8 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     family = entry["family"]
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
-    units, mem_units = work(family, params, shape, fit_on, stages, float(entry.get("score_weight", 1.0)))
+    units, mem_units = work(family, params, shape, fit_on, stages, float(entry.get("score_weight", 1.0)),
+                            fit_factor(entry, params))
     # fixed: what a fit of the family costs whatever its size (its numba kernels loaded from the cache, per-node
     # Python work of a small tree), fitted with cpu on calibration runs of two sizes (benchmarks/cost_runs.py fit)
     fit_cpu = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * units
