@@ -233,4 +233,4 @@ def separates_perfectly(gain, y, k, tol=1e-12):
 
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_radix.py ac65c5155308c6d6
+# numba cache key: greedy/_radix.py 4e0fc37e1fa9b6cd

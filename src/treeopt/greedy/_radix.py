@@ -79,39 +79,32 @@ def radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist):
 @njit(**_NJIT)
 def _scatter_passes(keys, tags, n, spare_keys, spare_tags, hist, low_shift, digit_bits):
     """The counting passes of an LSD radix sort (digit ``b`` covers bits ``low_shift + b digit_bits`` and up),
-    given the digits' histograms; then an insertion pass on the full 64-bit keys."""
-    mask = np.uint64((1 << digit_bits) - 1)
-    src_k, src_t, dst_k, dst_t = keys, tags, spare_keys, spare_tags
-    for b in range(hist.shape[0]):
-        shift = np.uint64(low_shift + digit_bits * b)
-        if hist[b, (src_k[0] >> shift) & mask] == n:
-            continue  # every key has this digit: the pass would not move anything
-        total = 0
-        for v in range(hist.shape[1]):
-            count = hist[b, v]
-            hist[b, v] = total
-            total += count
-        for i in range(n):
-            key = src_k[i]
-            digit = (key >> shift) & mask
-            pos = hist[b, digit]
-            hist[b, digit] = pos + 1
-            dst_k[pos] = key
-            dst_t[pos] = src_t[i]
-        src_k, src_t, dst_k, dst_t = dst_k, dst_t, src_k, src_t
-    # keys agreeing in the sorted top bits may still be out of order in the low bits
-    for i in range(1, n):
-        key = src_k[i]
-        if key < src_k[i - 1]:
-            tag = src_t[i]
-            j = i
-            while j > 0 and src_k[j - 1] > key:
-                src_k[j] = src_k[j - 1]
-                src_t[j] = src_t[j - 1]
-                j -= 1
-            src_k[j] = key
-            src_t[j] = tag
+    given the digits' histograms (:func:`_counting_passes`); then an insertion pass on the full 64-bit keys."""
+    src_k, src_t = _counting_passes(keys, tags, n, spare_keys, spare_tags, hist, low_shift, digit_bits)
+    _insertion_pass(src_k, src_t, n, np.int64(n) * np.int64(n))  # keys agreeing in the top bits, by the low bits
     return src_k, src_t
+
+
+@njit(**_NJIT)
+def _insertion_pass(keys, tags, n, max_moves):
+    """Stable insertion sort of ``keys[:n]`` (with ``tags``) on the full 64 bits, after passes that sorted their top
+    bits: it moves only keys that agree in those bits. Gives up once it has moved more than ``max_moves`` keys
+    (the arrays are then in no useful order) and returns whether it finished."""
+    for i in range(1, n):
+        key = keys[i]
+        if key < keys[i - 1]:
+            tag = tags[i]
+            j = i
+            while j > 0 and keys[j - 1] > key:
+                keys[j] = keys[j - 1]
+                tags[j] = tags[j - 1]
+                j -= 1
+            keys[j] = key
+            tags[j] = tag
+            max_moves -= i - j
+            if max_moves < 0:
+                return False
+    return True
 
 
 # numba's quicksort (numba/misc/quicksort.py, the ``kind="quicksort"`` of ``np.argsort``), replayed on key/tag
@@ -226,7 +219,9 @@ def stable_sort_workspace(n):
 
 @njit(**_NJIT)
 def _counting_passes(keys, tags, n, spare_keys, spare_tags, hist, low_shift, digit_bits):
-    """The stable counting passes of :func:`_scatter_passes`, without its insertion pass."""
+    """The stable counting passes of an LSD radix sort (digit ``b`` covers bits ``low_shift + b digit_bits`` and
+    up), given the digits' histograms; a pass is skipped when every key has the same digit. Returns the arrays
+    holding the result (the inputs or the spares: passes alternate between them)."""
     mask = np.uint64((1 << digit_bits) - 1)
     src_k, src_t, dst_k, dst_t = keys, tags, spare_keys, spare_tags
     for b in range(hist.shape[0]):
@@ -286,22 +281,7 @@ def stable_sort_labelled(z, y, zs, ys, ws):
                 for d in range(h.shape[0]):
                     h[d, (top >> np.uint64(width * d)) & m] += 1
             sk, st = _counting_passes(keys, tags, n, spare_k, spare_t, h, low, width)
-            budget = 8 * n
-            for i in range(1, n):
-                key = sk[i]
-                if key < sk[i - 1]:
-                    tag = st[i]
-                    j = i
-                    while j > 0 and sk[j - 1] > key:
-                        sk[j] = sk[j - 1]
-                        st[j] = st[j - 1]
-                        j -= 1
-                    sk[j] = key
-                    st[j] = tag
-                    budget -= i - j
-                    if budget < 0:
-                        break
-            if budget >= 0:
+            if _insertion_pass(sk, st, n, 8 * n):
                 out = zs.view(np.uint64)
                 for i in range(n):
                     k = sk[i]

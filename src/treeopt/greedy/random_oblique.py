@@ -157,7 +157,7 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         self.n_axis_splits_ = finder.n_axis
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_criteria.py 136aef0ee6babd58
+# numba cache key: greedy/_criteria.py fc504f2adb0abde0
 # numba cache key: greedy/_grow.py 60911297f31e989c
-# numba cache key: greedy/_oc1.py b78978cdc8d93dfb
-# numba cache key: greedy/_radix.py ac65c5155308c6d6
+# numba cache key: greedy/_oc1.py 6203355c9c865fc8
+# numba cache key: greedy/_radix.py 4e0fc37e1fa9b6cd
