@@ -119,6 +119,19 @@ def _sweep_sorted(zs, ys, k, min_samples_leaf, total, xlogx):
 
 
 @njit(**_NJIT)
+def column_split(z, y, k, msl, total, xlogx, scratch):
+    """Best cut of one candidate column ``z`` (contiguous float64) with labels ``y``: sorted with its labels in the
+    stable (mergesort) order by :func:`treeopt.greedy._radix.stable_sort_labelled` into ``scratch`` ``(zs, ys,
+    ws)``, then :func:`_sweep_sorted`; (nan, -inf) for a constant column."""
+    zs, ys, ws = scratch
+    n = z.shape[0]
+    stable_sort_labelled(z, y, zs, ys, ws)
+    if not zs[0] < zs[n - 1]:
+        return np.nan, -np.inf
+    return _sweep_sorted(zs, ys, k, msl, total, xlogx)
+
+
+@njit(**_NJIT)
 def best_threshold(z, y, k, min_samples_leaf):
     """Best information-gain threshold on projected values ``z`` (e.g. ``z = X w``).
 
@@ -158,10 +171,7 @@ def best_axis_split(X, y, k, features, min_samples_leaf):
         f = features[j]
         for i in range(n):
             col[i] = X[i, f]
-        stable_sort_labelled(col, y, zs, ys, ws)  # the mergesort's order, faster
-        if not zs[0] < zs[n - 1]:
-            continue  # constant feature
-        thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
+        thr, gain = column_split(col, y, k, msl, total, xlogx, (zs, ys, ws))
         if gain > best_gain:
             best_f = f
             best_thr = thr
@@ -201,10 +211,7 @@ def best_difference_split(X, rows, y, k, first, second, min_samples_leaf):
             for t in range(stop - start):
                 D[t, i] = X[r, first[start + t]] - X[r, second[start + t]]
         for t in range(stop - start):
-            stable_sort_labelled(D[t], y, zs, ys, ws)
-            if not zs[0] < zs[n - 1]:
-                continue
-            thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
+            thr, gain = column_split(D[t], y, k, msl, total, xlogx, (zs, ys, ws))
             if gain > best_gain:
                 best_j = start + t
                 best_thr = thr
@@ -233,4 +240,4 @@ def separates_perfectly(gain, y, k, tol=1e-12):
 
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_radix.py 4e0fc37e1fa9b6cd
+# numba cache key: greedy/_radix.py a9670243c6c38a19

@@ -51,13 +51,7 @@ def radix_sort_pairs(keys, tags, n, spare_keys, spare_tags, hist):
     Returns the arrays that hold the result (the inputs or the spares: passes alternate between them).
     ``hist`` of shape (3, 2048): three 11-bit digits covering bits 31..63; from a thousand keys on.
     """
-    hist[:, :] = 0
-    low = np.uint64(31)
-    for i in range(n):  # the three histograms in one read
-        top = keys[i] >> low
-        hist[0, top & np.uint64(2047)] += 1
-        hist[1, (top >> np.uint64(11)) & np.uint64(2047)] += 1
-        hist[2, (top >> np.uint64(22)) & np.uint64(2047)] += 1
+    _histograms_11(keys, n, hist)
     return _scatter_passes(keys, tags, n, spare_keys, spare_tags, hist, 31, 11)
 
 
@@ -65,6 +59,25 @@ def radix_sort_pairs(keys, tags, n, spare_keys, spare_tags, hist):
 def radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist):
     """:func:`radix_sort_pairs` with four 8-bit digits over bits 32..63 (``hist`` of shape (4, 256)): fewer
     buckets to clear and sum, for a few hundred keys."""
+    _histograms_8(keys, n, hist)
+    return _scatter_passes(keys, tags, n, spare_keys, spare_tags, hist, 32, 8)
+
+
+@njit(**_NJIT)
+def _histograms_11(keys, n, hist):
+    """The three 11-bit digit histograms of bits 31..63 of ``keys[:n]``, in one read."""
+    hist[:, :] = 0
+    low = np.uint64(31)
+    for i in range(n):
+        top = keys[i] >> low
+        hist[0, top & np.uint64(2047)] += 1
+        hist[1, (top >> np.uint64(11)) & np.uint64(2047)] += 1
+        hist[2, (top >> np.uint64(22)) & np.uint64(2047)] += 1
+
+
+@njit(**_NJIT)
+def _histograms_8(keys, n, hist):
+    """The four 8-bit digit histograms of bits 32..63 of ``keys[:n]``, in one read."""
     hist[:, :] = 0
     low = np.uint64(32)
     for i in range(n):
@@ -73,7 +86,6 @@ def radix_sort_pairs_small(keys, tags, n, spare_keys, spare_tags, hist):
         hist[1, (top >> np.uint64(8)) & np.uint64(255)] += 1
         hist[2, (top >> np.uint64(16)) & np.uint64(255)] += 1
         hist[3, (top >> np.uint64(24)) & np.uint64(255)] += 1
-    return _scatter_passes(keys, tags, n, spare_keys, spare_tags, hist, 32, 8)
 
 
 @njit(**_NJIT)
@@ -264,28 +276,19 @@ def stable_sort_labelled(z, y, zs, ys, ws):
             if b == _NEG_ZERO or ((b & _EXPONENT) == _EXPONENT and (b & _MANTISSA) != 0):
                 clean = False
                 break
-            keys[i] = b ^ _ALL if b & _SIGN else b | _SIGN
+            keys[i] = float_to_ordered(b)
             tags[i] = y[i]
         if clean:
             if n >= 1000:
-                h = hist
-                low, width = 31, 11
+                _histograms_11(keys, n, hist)
+                sk, st = _counting_passes(keys, tags, n, spare_k, spare_t, hist, 31, 11)
             else:
-                h = hist_small
-                low, width = 32, 8
-            h[:, :] = 0
-            lo = np.uint64(low)
-            m = np.uint64((1 << width) - 1)
-            for i in range(n):
-                top = keys[i] >> lo
-                for d in range(h.shape[0]):
-                    h[d, (top >> np.uint64(width * d)) & m] += 1
-            sk, st = _counting_passes(keys, tags, n, spare_k, spare_t, h, low, width)
+                _histograms_8(keys, n, hist_small)
+                sk, st = _counting_passes(keys, tags, n, spare_k, spare_t, hist_small, 32, 8)
             if _insertion_pass(sk, st, n, 8 * n):
                 out = zs.view(np.uint64)
                 for i in range(n):
-                    k = sk[i]
-                    out[i] = k ^ _SIGN if k & _SIGN else k ^ _ALL
+                    out[i] = ordered_to_float_bits(sk[i])
                     ys[i] = st[i]
                 return
     order = np.argsort(z, kind="mergesort")

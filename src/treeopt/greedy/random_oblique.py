@@ -15,11 +15,11 @@ import numpy as np
 from numba import njit
 from sklearn.utils._param_validation import Interval
 
-from ._criteria import _sweep_sorted, _xlogx_table, best_sampled_axis_split, class_counts, separates_perfectly
+from ._criteria import _xlogx_table, best_sampled_axis_split, class_counts, column_split, separates_perfectly
 from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
 from ._grow import NodeSplit
 from ._oc1 import _feature_scales
-from ._radix import stable_sort_labelled, stable_sort_workspace
+from ._radix import stable_sort_workspace
 
 
 @njit(cache=True, nogil=True)
@@ -52,10 +52,7 @@ def _best_projection(X, W, y, k, min_samples_leaf):
                 if W[r, j] != 0.0:
                     s += W[r, j] * X[i, j]
             z[i] = s
-        stable_sort_labelled(z, y, zs, ys, ws)  # the mergesort's order, faster
-        if not zs[0] < zs[n - 1]:
-            continue
-        thr, gain = _sweep_sorted(zs, ys, k, msl, total, xlogx)
+        thr, gain = column_split(z, y, k, msl, total, xlogx, (zs, ys, ws))
         if gain > best_gain:
             best_r = r
             best_thr = thr
@@ -157,7 +154,7 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         self.n_axis_splits_ = finder.n_axis
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_criteria.py fc504f2adb0abde0
+# numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f
 # numba cache key: greedy/_grow.py 60911297f31e989c
-# numba cache key: greedy/_oc1.py 6203355c9c865fc8
-# numba cache key: greedy/_radix.py 4e0fc37e1fa9b6cd
+# numba cache key: greedy/_oc1.py d1f1750f709f3c81
+# numba cache key: greedy/_radix.py a9670243c6c38a19
