@@ -179,6 +179,9 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
                                        "init_params": {"nu": 0.1, "learning_rate": 0.03}}, "trainval", None, 1),
     "oc1_tree/connect4/6 (nongreedy_fig2 final)": ("connect4", "oc1_tree", {"max_depth": 6, "max_features": "p^0.5",
                                                                             "n_restarts": 5}, "trainval", None, 1),
+    # OC1 at a width the calibration (p = 16, 36) and the Connect-4 check (126) do not reach: Fashion-MNIST's 784
+    "oc1_tree/fashion_mnist/6 (nongreedy_fig2 candidate)": ("fashion_mnist", "oc1_tree", {
+        "max_depth": 6, "max_features": "p^0.5", "n_restarts": 5}, "train", None, 1),
     "rf/connect4/1000 (final)": ("connect4", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "trainval",
                                  {"n_estimators": [1, 3, 10, 30, 100, 300, 1000]}, 1),
 }

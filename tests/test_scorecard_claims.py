@@ -165,3 +165,19 @@ def test_rgf_classification_claims_compare_square_loss_gbdt_only():
     assert row["status"] == CLAIM_HOLDS and "4" in row["note"] and row["difference"] == pytest.approx(-1.0)
     waiting = _rows(frame(("gbdt_exp", 2.0)), "rgf_fig10_real", claims=claim)[("rgf_fig10_merit", "nursery")]
     assert waiting["status"] == NOT_RUN
+
+
+def test_a_failing_claim_names_the_cause_it_was_chased_to_and_a_holding_one_does_not():
+    """A claim's ``chased`` text (its study and note) joins the note only while the claim fails, as a worse row's
+    cause does: once the numbers hold, a stale explanation would mislead."""
+    def frame(rgf):
+        rows = [("s", "rgf_l2_clf", "l2=1", 1000, rgf), ("s", "gbdt_sq_clf", "J=2", 1000, 7.9)]
+        return pd.DataFrame(rows, columns=["dataset", "method", "variant", "n_leaves", "test_error"]).assign(n_seeds=1)
+
+    claim = Claim("rivals", "rgf", "t", "w", "src", "rgf_fig9_synthetic", ("test_error",), lambda d: (
+        Comparison(Number("RGF", ("rgf_l2_clf",), best="min"), Number("GBDT", ("gbdt_sq_clf",), best="min"), BELOW),),
+        chased={"s": "the study's finding (studies/x.py)"})
+    fails = _rows(frame(9.8), "rgf_fig9_synthetic", claims=[claim])[("rivals", "s")]
+    assert fails["status"] == CLAIM_FAILS and fails["note"].endswith("chased: the study's finding (studies/x.py)")
+    holds = _rows(frame(7.0), "rgf_fig9_synthetic", claims=[claim])[("rivals", "s")]
+    assert holds["status"] == CLAIM_HOLDS and "chased" not in holds["note"]

@@ -6,7 +6,8 @@ them alone; but a reader must see when the gap is smaller than what one seed mov
 seed's spread" when the difference is at most the larger of the two standard deviations over seeds, and that the
 spread is not measured when a number has one seed). A claim fails as soon as one comparison fails, even while
 others are not run yet; it holds only when every comparison is made (rule "all"), or when more than half of them
-hold (rule "most").
+hold (rule "most"). A failing claim's note ends with the cause it was chased to (the claim's ``chased`` text: its
+study and method note), as a worse row's note does (:mod:`treeopt.experiments.plan.paper_causes`).
 """
 
 import math
@@ -168,6 +169,9 @@ def evaluate(claim, dataset, frame):
     caveat = claim.caveat(dataset) if claim.caveat else None
     if caveat:
         parts.append(caveat)
+    chased = claim.chased.get(dataset) if claim.chased and status == CLAIM_FAILS else None
+    if chased:
+        parts.append(f"chased: {chased}")
     return Verdict(status, metric, decisive[2], decisive[3], "; ".join(parts))
 
 

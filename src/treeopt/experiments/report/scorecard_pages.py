@@ -46,7 +46,8 @@ def to_markdown(card, *, profile, command):
              "made for: claim holds or claim fails, compared on the means over seeds the tables hold; the note names "
              "the numbers compared (the failing ones, else the closest), says when a gap is within one seed's spread "
              "(the larger std over seeds of the two numbers) and which numbers are not in the table yet; a claim "
-             "fails as soon as one comparison fails, and is not run yet while one it needs is missing.", ""]
+             "fails as soon as one comparison fails, and is not run yet while one it needs is missing; a failing claim's "
+             "note ends with the cause it was chased to, where one was (the study and the method note).", ""]
     counts = card["status"].value_counts()
     n_claims = int(is_claim(card).sum())
     lines.append("Summary: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts) + f" ({len(card) - n_claims} "
