@@ -107,8 +107,9 @@ def test_claims_of_the_committed_paper_tables():
     assert status["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, Connect-4"] == CLAIM_HOLDS
     satimage = claims.loc["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, SatImage"]
     assert satimage["status"] == CLAIM_FAILS and "within one seed's spread" in satimage["note"]
-    # OC1 Forest's 1000 trees missing: not run yet, or offline where this machine has no mirror of Letter
-    assert status["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, Letter"] in (NOT_RUN, OFFLINE)
+    # OC1 Forest's 1000 trees on Letter (seed 1, 28 Nov: 4.04) above CO2 Forest's 2.26: holds, or offline where this
+    # machine has no mirror of Letter
+    assert status["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, Letter"] in (CLAIM_HOLDS, OFFLINE)
     best = claims.loc["Non-greedy claim: best test accuracy at every depth, Connect-4"]
     assert best["status"] == CLAIM_FAILS and "OC1 depth 6 75.81" in best["note"] and "27 of 28" in best["note"]
     assert status["Non-greedy claim: above CO2 at most depths, Connect-4"] == CLAIM_HOLDS
