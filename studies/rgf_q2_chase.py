@@ -33,10 +33,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from treeopt.boosting import RGFClassifier
 from treeopt.boosting.baselines import SquareLossGBDTClassifier
 from treeopt.data import load_split, prepare_split
 from treeopt.experiments.plan.config import load_config
+
+from rgf_targets import rgf_curve, seeds_arg  # noqa: E402 (studies/ is on the path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = "rgf_synth_q2_cls"
@@ -47,11 +48,6 @@ RGF_PYTHON_SIZES = (500, 1000, 2000, 3000, 5000, 10000)
 RGF_PYTHON_LAMBDAS = (3.0, 1.0)
 
 
-def seeds_arg(text):
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
-
-
 def peak(errors, leaves):
     """Minimum test error over the stages and the number of leaves where it is first reached."""
     errors = np.asarray(errors)
@@ -60,9 +56,8 @@ def peak(errors, leaves):
 
 
 def rgf_peak(split, l2, max_leaf, seed):
-    model = RGFClassifier(max_leaf_nodes=max_leaf, l2=l2, random_state=seed).fit(split.X_train, split.y_train)
-    errors = [100.0 * np.mean(p != split.y_test) for p in model.staged_predict(split.X_test)]
-    return peak(errors, model.stage_sizes_["n_leaves"])
+    leaves, errors, _ = rgf_curve(split, False, l2, max_leaf, seed)
+    return peak(errors, leaves)
 
 
 def gbdt_peak(split, s, max_leaf, seed):

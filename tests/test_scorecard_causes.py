@@ -10,6 +10,7 @@ import pytest
 
 from treeopt.experiments.plan import paper_causes
 from treeopt.experiments.plan.paper_causes import PROTOCOL, Cause
+from treeopt.experiments.plan.paper_claims import CLAIMS
 from treeopt.experiments.report.scorecard import PROTOCOL_OFFSET, WITHIN, WORSE, build_scorecard
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,6 +67,22 @@ def test_every_cause_names_a_study_and_a_note_that_exist(cause):
     doc, _, section = cause.doc.partition(", ")
     text = (REPO / doc).read_text()
     assert section.strip("'") in text, (doc, section)
+
+
+_CLAIM_CHASES = [(claim.key, dataset, text) for claim in CLAIMS for dataset, text in (claim.chased or {}).items()]
+
+
+@pytest.mark.parametrize("key, dataset, text", _CLAIM_CHASES, ids=[f"{k}-{d}" for k, d, _ in _CLAIM_CHASES])
+def test_every_claim_chase_names_a_study_and_a_note_that_exist(key, dataset, text):
+    """A failing claim's ``chased`` text points a reader where a worse row's cause does: a study under studies/ that
+    exists and a section of a method note ("note: docs/x.md, 'Section'") found in that note."""
+    paths = re.findall(r"studies/[\w./*-]+\.(?:py|log|csv|jsonl)", text)
+    assert paths, text
+    for path in paths:
+        assert glob.glob(str(REPO / path)), path
+    note = re.search(r"note: (docs/[\w.-]+\.md), '([^']+)'", text)
+    assert note, text
+    assert note.group(2) in (REPO / note.group(1)).read_text(), note.groups()
 
 
 def test_no_committed_paper_row_is_plainly_worse():
