@@ -206,6 +206,44 @@ EARLIER_RUNS = {
         "train", None, 1, (2632.0, 2632.0), "results/paper/tao_fig1_path.csv: the sum of the path's fit_seconds"),
 }
 
+# Segmentation trees at LFW size, timed by benchmarks/seg_lfw_size.py (synthetic faces of LFW's shape: the lfw_parts
+# images are not offline; one thread, process CPU): one tree fitted, one validation image scored. Compared with the
+# model's fit of one tree (its work without the scoring; the fit factor of the grid point) and its scoring of one
+# image by that tree. name -> (method, params, measured fit CPU-s, scoring CPU-s per image, peak MB, load before,
+# load after, started, command). The calibration tree (nu 1, eta 1e-4) is not here: a check is another grid point.
+SEGMENTATION_CHECKS = {
+    "seg_co2/lfw_parts/256000 (candidate, nu 10, eta 0.001)": (
+        "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 505.64, 0.527, 15925.3,
+        0.51, 1.0, "2026-11-28 14:14",
+        "benchmarks/seg_lfw_size.py time co2 --trees 1 --windows 256000 --score 1 --nu 10 --learning-rate 0.001"),
+}
+
+
+def segmentation_check_rows(model):
+    """Rows of :data:`SEGMENTATION_CHECKS` for cost_model_check.csv (predicted from ``model``)."""
+    from treeopt.experiments.infra import cost
+
+    rows = []
+    for name, (method, params, fit_cpu, score_cpu, peak_mb, load_before, load_after, started, command) in (
+            SEGMENTATION_CHECKS.items()):
+        entry = cost._method_entry(model, method)
+        shape = cost.dataset_shape("lfw_parts", model)
+        depth = params.get("max_depth") or 20  # the model's depth of an unlimited tree
+        unit = float(entry["cpu"]) * depth * cost.SEG_FEATURES
+        fit = unit * cost.fit_factor(entry, params) * params["windows_per_tree"]
+        score = unit * float(entry["score_weight"]) * shape.p
+        peak = cost.estimate_run(method, {**params, "n_estimators": 1}, "lfw_parts", fit_on="train",
+                                 model=model).peak_mb
+        rows.append({"run": name, "dataset": "lfw_parts", "method": method, "n_fit": params["windows_per_tree"],
+                     "threads": 1, "predicted_cpu_seconds": round(fit + score, 1),
+                     "measured_cpu_seconds": round(fit_cpu + score_cpu, 2),
+                     "cpu_ratio": round((fit_cpu + score_cpu) / (fit + score), 3), "predicted_peak_mb": round(peak),
+                     "measured_peak_mb": peak_mb, "mem_ratio": round(peak_mb / peak, 3), "load_before": load_before,
+                     "load_after": load_after, "started": started,
+                     "source": f"{command} (LFW-shaped synthetic faces; fit {fit_cpu:.1f} CPU-s against {fit:.1f}, "
+                               f"scoring one image {score_cpu:.3f} against {score:.3f})"})
+    return rows
+
 
 def run_one(name, spec, out_path):
     dataset, method, params, fit_on, stages, n_jobs = spec
@@ -415,6 +453,7 @@ def table():
         out.append({"run": name, "dataset": dataset, "method": method, "threads": threads,
                     "predicted_fit_wall_seconds": round(fit, 1), "measured_fit_wall_seconds": f"{low}-{high}",
                     "cpu_ratio": f"{low / fit:.3f}-{high / fit:.3f}", "source": source})
+    out += segmentation_check_rows(model)
     folders = folder_rows(model)
     table = pd.DataFrame(out + folders)
     table.to_csv(CHECK_CSV, index=False)

@@ -23,7 +23,7 @@ SCRIPTS = {p.name for p in BENCH.glob("*.py")}
 COVERED = {"bench_co2_forest.py", "bench_nongreedy.py", "bench_rgf.py", "bench_rgf_regularizers.py", "bench_tao.py",
            "co2_settings.py", "cost_runs.py", "memory_table.py", "run_memory.py", "tao_schedule.py",
            "tree_memory.py", "whole_forest_check.py", "_treeple_worker.py", "_ydf_worker.py", "bench_oc1.py",
-           "merge_blocks_cost.py", "seg_lfw_size.py"}
+           "merge_blocks_cost.py", "seg_lfw_size.py", "bench_co2_fused.py"}
 ENV = {"PYTHONPATH": str(ROOT / "src")}
 
 
@@ -111,6 +111,14 @@ def test_oc1_benchmark(in_work):
     script("bench_oc1").main(["--smoke", "--datasets", "protein_like", "--out", str(out)])
     table = pd.read_csv(out)
     assert table.fit_cpu_seconds.gt(0).all() and table.test_accuracy.between(0, 100).all()
+
+
+def test_co2_fused_benchmark(in_work):
+    out = in_work / "co2_fused_speed.csv"
+    script("bench_co2_fused").main(["--smoke", "--out", str(out)])
+    table = pd.read_csv(out)
+    assert len(table) == 2 and table.unfused_ns.gt(0).all() and table.fused_ns.gt(0).all()
+    assert table.surrogate_difference.lt(1e-9).all()
 
 
 def test_merge_blocks_cost(in_work, capsys):

@@ -434,3 +434,94 @@ def test_packed_lane_counts_at_the_limit():
         want = np.zeros((2, 2))
         want[side, 1] = MAX_POINTS - 4
         assert np.array_equal(cnt, want)
+
+
+def _stump_run(data, start, settings_, stop, seed, fuse):
+    from treeopt.greedy._co2_sgd import co2_stump_sgd
+
+    (w0, b0, theta0) = start
+    w, theta, hist = w0.copy(), theta0.copy(), np.full(stop[0] + 1, np.nan)
+    b, n_ep, max_norm2, eta = co2_stump_sgd(data, (w, b0, theta), settings_, stop, np.uint64(seed), hist, fuse)
+    return w, b, theta, hist[:n_ep + 1], n_ep, max_norm2, eta
+
+
+def _fused_and_unfused(data, start, settings_, stop, seed):
+    from treeopt.greedy._co2_sgd import FUSE_ALWAYS, FUSE_NEVER
+
+    return (_stump_run(data, start, settings_, stop, seed, FUSE_NEVER),
+            _stump_run(data, start, settings_, stop, seed, FUSE_ALWAYS))
+
+
+def _assert_same_trajectory(plain, fused):
+    w1, b1, t1, h1, n1, m1, e1 = plain
+    w2, b2, t2, h2, n2, m2, e2 = fused
+    # the same epochs, the same learning-rate halvings and stop; every surrogate and the stump up to round-off
+    assert (n1, e1) == (n2, e2)
+    np.testing.assert_allclose(h2, h1, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(w2, w1, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(t2, t1, rtol=0, atol=1e-10)
+    assert math.isclose(b1, b2, abs_tol=1e-10) and math.isclose(m1, m2, rel_tol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.integers(150, 600), st.sampled_from([3, 17, 64]), st.booleans(), st.booleans(),
+       st.sampled_from([32, 100]), st.integers(1, 3), st.integers(1, 3), st.sampled_from([0, 1, 2, 5, 12]),
+       st.sampled_from([1, 3, 10]), st.sampled_from([0.01, 0.3, 3.0]))
+def test_fused_epochs_follow_the_unfused_loop(seed, u, p, float32, repeats, batch, tau, patience, max_epochs,
+                                              no_change, eta):
+    """The fused epochs (each epoch run together with the surrogate pass at its start, undone and re-run when that
+    surrogate halves the rate, undone when it stops the descent) take the unfused loop's steps: same epochs, rates
+    and stop, every surrogate and the stump equal up to round-off. Large learning rates and a patience of 1 make
+    re-runs, ``no_change`` 1 makes early stops, ``repeats`` a bootstrap node (rows with multiplicities), odd ``u``
+    the passes' partial blocks of four."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 6))
+    X = rng.normal(size=(u, p)).astype(np.float32 if float32 else np.float64)
+    y = rng.integers(0, k, u)
+    if repeats:
+        rows = np.unique(rng.integers(0, u, u + 37), return_inverse=True)[1]
+        X, y = X[:rows.max() + 1], y[:rows.max() + 1]
+        mult = np.bincount(rows).astype(float)
+    else:
+        rows, mult = np.arange(u), np.ones(u)
+    start = (rng.normal(size=p) * 0.3, 0.2, rng.normal(size=(2, k)))
+    plain, fused = _fused_and_unfused((X, y, rows, mult), start, (2.0, eta, 0.9, batch, tau, patience),
+                                      (max_epochs, 1e-3, no_change, bool(seed % 2)), seed)
+    _assert_same_trajectory(plain, fused)
+
+
+def test_fused_epochs_stay_within_round_off_over_a_whole_descent():
+    """A segmentation-like stump (float32 rows, a learning rate halved several times, the stop rule ending it):
+    over 80-120 epochs the fused and unfused descents stay within round-off of each other, so the trees they grow
+    route alike (the fused code adds its sums in another order; docs/cost.md "One read per sample-epoch")."""
+    halvings = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        u, p, k = 3000, 300, 4
+        X = rng.normal(size=(u, p)).astype(np.float32)
+        y = (X[:, :4] @ rng.normal(size=4) > 0).astype(int) + 2 * (rng.random(u) < 0.3)
+        w0 = np.zeros(p)
+        w0[seed] = 0.5
+        plain, fused = _fused_and_unfused((X, y, np.arange(u), np.ones(u)), (w0, 0.0, np.zeros((2, k))),
+                                          (1.0, 0.03, 0.9, 100, 1, 2), (200, 1e-3, 20, False), seed)
+        _assert_same_trajectory(plain, fused)
+        assert plain[4] < 200  # the stop rule ended it
+        halvings += round(math.log2(0.03 / plain[6]))
+    assert halvings >= 8  # the re-runs were exercised
+
+
+def test_automatic_fusing_leaves_short_rows_on_the_unfused_loop():
+    """Rows of 16 float64 values (128 bytes) stay on the unfused loop, whose machine code is the one from before the
+    fused epochs existed: bit for bit the same results as asking for it."""
+    from treeopt.greedy._co2_sgd import FUSE_AUTO, FUSE_NEVER
+
+    rng = np.random.default_rng(3)
+    u, p, k = 40000, 16, 5  # 5 MB: past the node size, not the row size
+    X = rng.normal(size=(u, p))
+    y = rng.integers(0, k, u)
+    data = (X, y, np.arange(u), np.ones(u))
+    start = (rng.normal(size=p) * 0.3, 0.0, np.zeros((2, k)))
+    runs = [_stump_run(data, start, (1.0, 0.1, 0.9, 100, 1, 2), (4, 1e-3, 10, False), 0, fuse)
+            for fuse in (FUSE_AUTO, FUSE_NEVER)]
+    for a, b in zip(*runs):
+        assert np.array_equal(a, b)

@@ -24,7 +24,9 @@ unpacked where used, so the compiled loops are the same):
   winning leaf (packed per lane, then unpacked).
 
 The entry point :func:`co2_stump_sgd` takes ``points = (X, y, rows, mult)``, the start ``(w, b, theta)``, the
-optimiser's ``settings`` and the ``stop`` rule.
+optimiser's ``settings`` and the ``stop`` rule. A node of long rows beyond the caches runs each epoch fused with the
+surrogate pass at its start (:func:`sgd_epoch_with_pass`, :func:`_fused_epochs`): every row read once per epoch
+instead of twice, the same numbers up to round-off (docs/cost.md "One read per sample-epoch").
 """
 
 from __future__ import annotations
@@ -223,6 +225,15 @@ def _winner(z, yi, s, loss, cntl, lane, weight):
 
 
 @njit(**_INLINE)
+def _winners4(z, rows, y, side, loss, cntl):
+    """:func:`_winner` of a block of four points (margins ``z``, row numbers ``rows``), lane by lane."""
+    z0, z1, z2, z3 = z
+    i0, i1, i2, i3 = rows
+    return (_winner(z0, y[i0], side[i0], loss, cntl, 0, 1.0), _winner(z1, y[i1], side[i1], loss, cntl, 1, 1.0),
+            _winner(z2, y[i2], side[i2], loss, cntl, 2, 1.0), _winner(z3, y[i3], side[i3], loss, cntl, 3, 1.0))
+
+
+@njit(**_INLINE)
 def _zero(g):
     """Zero the gradient (a loop: a slice assignment would create a view)."""
     for j in range(g.shape[0]):
@@ -256,6 +267,38 @@ def _any_nonzero(c0, c1, c2, c3):
     """Whether any of a block's four subgradient coefficients is non-zero (one test for the block). Skipping
     an all-zero block is exact: g[j] + 0.0 == g[j] (up to the sign of a zero, which no later step can see)."""
     return (abs(c0) + abs(c1)) + (abs(c2) + abs(c3)) != 0.0
+
+
+@njit(**_INLINE)
+def _add_block(g, X, i0, i1, i2, i3, c0, c1, c2, c3):
+    """Add four points' subgradient terms ``c x`` to ``g`` (one read-modify-write of ``g`` per four points; an
+    all-zero block is skipped, see :func:`_any_nonzero`) and return what they add to its bias coordinate (the
+    homogeneous coordinate of x~ is -1)."""
+    if _any_nonzero(c0, c1, c2, c3):
+        for j in range(X.shape[1]):
+            g[j] += (c0 * X[i0, j] + c1 * X[i1, j]) + (c2 * X[i2, j] + c3 * X[i3, j])
+        return -((c0 + c1) + (c2 + c3))
+    return 0.0
+
+
+@njit(**_INLINE)
+def _add_point(g, X, i, c):
+    """:func:`_add_block` of one point."""
+    if c != 0.0:
+        for j in range(X.shape[1]):
+            g[j] += c * X[i, j]
+        return -c
+    return 0.0
+
+
+@njit(**_INLINE)
+def _end_batch(params, moments, grads, prob, m, step, gb, max_norm2):
+    """A mini-batch's step from its summed subgradient (bias coordinate ``gb``) and counts: returns the largest
+    ``||w~||^2`` so far."""
+    g, cntl, cnt = grads
+    g[g.shape[0] - 1] = gb
+    _sum_lanes(cntl, cnt)
+    return max(max_norm2, _momentum_step(params, moments, grads, prob, m, step))
 
 
 @njit(**_INLINE)
@@ -409,10 +452,7 @@ def _surrogate_and_gradient(points, n_points, params, side, refresh, tables, gra
         c1 = m1 * _winner(z1, y[u1], side[u1], loss, cntl, 1, m1)
         c2 = m2 * _winner(z2, y[u2], side[u2], loss, cntl, 2, m2)
         c3 = m3 * _winner(z3, y[u3], side[u3], loss, cntl, 3, m3)
-        if _any_nonzero(c0, c1, c2, c3):  # see sgd_epoch: adding a block of zeros would leave g as it is
-            for j in range(p):
-                g[j] += (c0 * X[u0, j] + c1 * X[u1, j]) + (c2 * X[u2, j] + c3 * X[u3, j])
-            gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+        gb += _add_block(g, X, u0, u1, u2, u3, c0, c1, c2, c3)
         i += 4
     while i < n:
         u0 = np.uint64(i)
@@ -422,10 +462,7 @@ def _surrogate_and_gradient(points, n_points, params, side, refresh, tables, gra
         if refresh:
             side[u0] = 1.0 if z >= 0.0 else -1.0
         c = m0 * _winner(z, y[u0], side[u0], loss, cntl, 0, m0)
-        if c != 0.0:
-            for j in range(p):
-                g[j] += c * X[u0, j]
-            gb -= c
+        gb += _add_point(g, X, u0, c)
         i += 1
     g[p] = gb
     _sum_lanes(cntl, cnt)
@@ -479,33 +516,160 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
                 z3 = zbuf[i3]
             else:
                 z0, z1, z2, z3 = _margins4(X, i0, i1, i2, i3, wb)
-            c0 = _winner(z0, y[i0], side[i0], loss, cntl, 0, 1.0)
-            c1 = _winner(z1, y[i1], side[i1], loss, cntl, 1, 1.0)
-            c2 = _winner(z2, y[i2], side[i2], loss, cntl, 2, 1.0)
-            c3 = _winner(z3, y[i3], side[i3], loss, cntl, 3, 1.0)
+            c0, c1, c2, c3 = _winners4((z0, z1, z2, z3), (i0, i1, i2, i3), y, side, loss, cntl)
             # a point adds coef x~, zero when s agrees with the winner (no branch per point: the winner is
             # unpredictable). A block of four zeros (most blocks once the stump has settled: 79% on Letter,
             # 6% of the points giving a gradient) would add exact zeros, so it is skipped: same g, same forest
-            if _any_nonzero(c0, c1, c2, c3):
-                for j in range(p):
-                    g[j] += (c0 * X[i0, j] + c1 * X[i1, j]) + (c2 * X[i2, j] + c3 * X[i3, j])
-                gb -= (c0 + c1) + (c2 + c3)  # the homogeneous coordinate of x~ is -1
+            gb += _add_block(g, X, i0, i1, i2, i3, c0, c1, c2, c3)
             t += 4
         while t < stop:
             i = perm[t]
             z = zbuf[i] if use_cache else _margin(X, i, wb)
             c = _winner(z, y[i], side[i], loss, cntl, 0, 1.0)
-            if c != 0.0:
-                for j in range(p):
-                    g[j] += c * X[i, j]
-                gb -= c
+            gb += _add_point(g, X, i, c)
             t += 1
-        g[p] = gb
-        _sum_lanes(cntl, cnt)
-        norm2 = _momentum_step(params, moments, grads, prob, stop - start, step)
-        if norm2 > max_norm2:
-            max_norm2 = norm2
+        max_norm2 = _end_batch(params, moments, grads, prob, stop - start, step, gb, max_norm2)
     return max_norm2
+
+
+@njit(**_INLINE)
+def _pass_margins4(X, i0, i1, i2, i3, wb, tail):
+    """The margins of rows i0..i3 by the function :func:`_surrogate_pass` uses for each: a row below ``tail`` (the
+    pass's blocks of four) by :func:`_margins4`, a row of its last partial block by :func:`_margin`."""
+    z0, z1, z2, z3 = _margins4(X, i0, i1, i2, i3, wb)
+    if i0 >= tail:
+        z0 = _margin(X, i0, wb)
+    if i1 >= tail:
+        z1 = _margin(X, i1, wb)
+    if i2 >= tail:
+        z2 = _margin(X, i2, wb)
+    if i3 >= tail:
+        z3 = _margin(X, i3, wb)
+    return z0, z1, z2, z3
+
+
+@njit(**_INLINE)
+def _margins4_twice(X, i0, i1, i2, i3, wa, wb):
+    """:func:`_margins4` of the rows i0..i3 at two states ``wa`` and ``wb`` in one loop: each value is loaded and
+    widened once for both (at long rows the fused epoch is bound by these loads, not by memory any more). The sums
+    are grouped as LLVM vectorises this loop, which may differ from :func:`_margins4`'s by round-off."""
+    p = X.shape[1]
+    a0 = -wa[p]
+    a1 = a0
+    a2 = a0
+    a3 = a0
+    b0 = -wb[p]
+    b1 = b0
+    b2 = b0
+    b3 = b0
+    for j in range(p):
+        x0 = np.float64(X[i0, j])
+        x1 = np.float64(X[i1, j])
+        x2 = np.float64(X[i2, j])
+        x3 = np.float64(X[i3, j])
+        aj = wa[j]
+        bj = wb[j]
+        a0 += aj * x0
+        a1 += aj * x1
+        a2 += aj * x2
+        a3 += aj * x3
+        b0 += bj * x0
+        b1 += bj * x1
+        b2 += bj * x2
+        b3 += bj * x3
+    return a0, a1, a2, a3, b0, b1, b2, b3
+
+
+@njit(**_INLINE)
+def _take_pass_point(i, z, yi, refresh, side, zbuf, terms, loss_then):
+    """What :func:`_surrogate_pass` keeps of row i at the epoch's starting state: its margin, its sign when the
+    pass refreshes them and its term of eq. (10) (summed later in the pass's order)."""
+    zbuf[i] = z
+    terms[i] = _term(z, yi, loss_then)
+    if refresh:
+        side[i] = 1.0 if z >= 0.0 else -1.0
+
+
+@njit(**_NJIT)  # called once per epoch: a call, not an inlined copy (numba compilation time)
+def sgd_epoch_with_pass(points, perm, n_batches, params, moments, side, step, tables, grads, then):
+    """:func:`sgd_epoch` from a state whose :func:`_surrogate_pass` has not been made, fused with that pass: every
+    point is read from memory once per epoch instead of twice (the node's rows do not fit in cache at p = 2,883: a
+    sample-epoch there is bound by memory traffic, docs/cost.md "Inside a CO2 segmentation tree").
+
+    ``then = (wb_then, loss_then, refresh, zbuf, terms)``: ``wb_then``, a copy of the starting ``w~``, and
+    ``loss_then``, the starting leaves' log losses. When a point comes up, its margin at the starting state is taken
+    as the pass takes it (:func:`_pass_margins4`), its sign refreshed first when ``refresh`` (the pass would have
+    refreshed every sign before the epoch; a point's sign is read only at its own turn) and its term of eq. (10)
+    kept in ``terms`` (per row); the first batch, at the starting state, uses those margins as :func:`sgd_epoch`
+    uses the pass's cached ones; later batches take both margins of a point in one loop (:func:`_margins4_twice`).
+    Every step, margin, sign and term is the one the pass followed by :func:`sgd_epoch` computes, up to round-off;
+    :func:`_sum_terms` then sums the terms in the pass's order. Returns what :func:`sgd_epoch` returns."""
+    X, y, _ = points
+    wb, theta = params
+    prob, loss = tables
+    g, cntl, cnt = grads
+    wb_then, loss_then, refresh, zbuf, terms = then
+    n = perm.shape[0]
+    u, p = X.shape
+    tail = np.uint32(u - u % 4)
+    max_norm2 = 0.0
+    for bi in range(n_batches):
+        start = bi * n // n_batches
+        stop = (bi + 1) * n // n_batches
+        first = bi == 0
+        _leaf_losses(theta, prob, loss)  # the first batch's: the starting state's, as the pass leaves them
+        _zero(g)
+        gb = 0.0
+        t = start
+        while t + 4 <= stop:
+            i0 = perm[t]
+            i1 = perm[t + 1]
+            i2 = perm[t + 2]
+            i3 = perm[t + 3]
+            if first:
+                e0, e1, e2, e3 = _pass_margins4(X, i0, i1, i2, i3, wb_then, tail)
+                z0, z1, z2, z3 = e0, e1, e2, e3
+            else:
+                e0, e1, e2, e3, z0, z1, z2, z3 = _margins4_twice(X, i0, i1, i2, i3, wb_then, wb)
+            _take_pass_point(i0, e0, y[i0], refresh, side, zbuf, terms, loss_then)
+            _take_pass_point(i1, e1, y[i1], refresh, side, zbuf, terms, loss_then)
+            _take_pass_point(i2, e2, y[i2], refresh, side, zbuf, terms, loss_then)
+            _take_pass_point(i3, e3, y[i3], refresh, side, zbuf, terms, loss_then)
+            c0, c1, c2, c3 = _winners4((z0, z1, z2, z3), (i0, i1, i2, i3), y, side, loss, cntl)
+            gb += _add_block(g, X, i0, i1, i2, i3, c0, c1, c2, c3)
+            t += 4
+        while t < stop:
+            i = perm[t]
+            e, _, _, _ = _pass_margins4(X, i, i, i, i, wb_then, tail)
+            _take_pass_point(i, e, y[i], refresh, side, zbuf, terms, loss_then)
+            z = e if first else _margin(X, i, wb)
+            c = _winner(z, y[i], side[i], loss, cntl, 0, 1.0)
+            gb += _add_point(g, X, i, c)
+            t += 1
+        max_norm2 = _end_batch(params, moments, grads, prob, stop - start, step, gb, max_norm2)
+    return max_norm2
+
+
+@njit(**_INLINE)
+def _sum_terms(mult, terms, n_points):
+    """:func:`_surrogate_pass`'s mean from the kept terms: the same products, partial sums and order (as written;
+    the compiled sums may group differently, round-off)."""
+    n = terms.shape[0]
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        t0 += mult[i] * terms[i]
+        t1 += mult[i + 1] * terms[i + 1]
+        t2 += mult[i + 2] * terms[i + 2]
+        t3 += mult[i + 3] * terms[i + 3]
+        i += 4
+    while i < n:
+        t0 += mult[i] * terms[i]
+        i += 1
+    return ((t0 + t1) + (t2 + t3)) / n_points
 
 
 @njit(**_NJIT)
@@ -522,8 +686,18 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
     return eta, 0
 
 
+# A node whose distinct rows take at least FUSE_NODE_BYTES, each row at least FUSE_ROW_BYTES, runs its epochs
+# fused with the surrogate pass (:func:`sgd_epoch_with_pass`: the rows read once per epoch instead of twice). A
+# smaller node stays in cache (L2: 2 MB here), and short rows cost their per-point work, not their traffic: there
+# the fused epoch's copies and extra margins cost more than they save (benchmarks/bench_co2_fused.py: 1.47-1.63x
+# faster at 1-11.5 KB rows of 98-352 MB nodes; 0.89x at 216-byte rows, 0.73x at 64-byte rows).
+FUSE_NODE_BYTES = 1 << 22
+FUSE_ROW_BYTES = 1024
+FUSE_AUTO, FUSE_NEVER, FUSE_ALWAYS = -1, 0, 1
+
+
 @njit(**_NJIT)
-def co2_stump_sgd(points, start, settings, stop, seed, history):
+def co2_stump_sgd(points, start, settings, stop, seed, history, fuse=FUSE_AUTO):
     """Minimise the surrogate eq. (10) subject to ``||[w, b]||^2 <= nu`` (eq. (9)) by CCCP + SGD (Alg. 1).
 
     ``points = (X, y, rows, mult)``, ``start = (w, b, theta)``, ``settings = (nu, eta, momentum, batch_size,
@@ -553,6 +727,16 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
     Returns ``(b, n_epochs, max_norm2, eta)``: the final bias, epochs run, the largest
     ``||[w, b]||^2`` seen after any step, and the final rate. Labels are not checked here (callers do):
     a label outside ``0..k-1`` reads outside ``theta``'s tables.
+
+    Fused epochs (``fuse``: ``FUSE_AUTO`` for nodes of at least ``FUSE_NODE_BYTES`` in rows of at least
+    ``FUSE_ROW_BYTES``, or ``FUSE_NEVER`` / ``FUSE_ALWAYS``; mini-batches only): each epoch after the first is
+    fused with the pass at its starting state (:func:`sgd_epoch_with_pass`) and run at the learning rate in force
+    before that pass's surrogate is known; when the surrogate lowers the rate, the epoch is undone and re-run at the
+    new rate, and when it stops the descent, the epoch is undone. The same steps, margins, signs and surrogates as
+    the unfused loop, up to round-off: the fused code is compiled in another context, where LLVM's reassociation
+    (``_NJIT``'s fastmath) groups a sum differently (a few ulp in the surrogate; tests check that whole descents
+    keep the same epochs, halvings and stop and stay within 1e-12 relative). The unfused loop is the same machine
+    code as before the fused one existed (bit-equal results).
     """
     X, y, rows, mult = points
     w, b, theta = start
@@ -601,6 +785,16 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
     since_best = 0
     n_rises = 0
     n_epochs = 0
+    row_bytes = p * X.itemsize
+    if fuse == FUSE_AUTO:
+        fused = row_bytes >= FUSE_ROW_BYTES and u * row_bytes >= FUSE_NODE_BYTES
+    else:
+        fused = fuse == FUSE_ALWAYS
+    if fused and not single:
+        n_epochs, max_norm2, eta = _fused_epochs(node, n, perm, state, n_batches, params, moments, side, tables, grads,
+                                                 zbuf, (eta, momentum, nu, tau, patience), stop, history, max_norm2)
+        w[:] = wb[:p]
+        return wb[p], n_epochs, max_norm2, eta
     for epoch in range(max_epochs):
         refresh = (epoch + 1) % tau == 0
         step = (eta, momentum, nu)
@@ -628,3 +822,96 @@ def co2_stump_sgd(points, start, settings, stop, seed, history):
                 break
     w[:] = wb[:p]
     return wb[p], n_epochs, max_norm2, eta
+
+
+@njit(**_NJIT)
+def _copy_into(dst, src):
+    """``dst[...] = src`` for 1-d or 2-d arrays (a loop: no temporaries)."""
+    a = dst.reshape(-1)
+    b = src.reshape(-1)
+    for i in range(a.shape[0]):
+        a[i] = b[i]
+
+
+@njit(**_NJIT)
+def _fused_epochs(node, n, perm, state, n_batches, params, moments, side, tables, grads, zbuf, rates, stop, history,
+                  max_norm2):
+    """The epochs of :func:`co2_stump_sgd` (mini-batches) with each epoch after the first fused with the pass at
+    its starting state (:func:`sgd_epoch_with_pass`). ``history[0]``, the signs, ``zbuf`` and ``tables`` hold the
+    first pass's results; ``rates = (eta, momentum, nu, tau, patience)``. Returns ``(n_epochs, max_norm2, eta)``."""
+    X, y, mult = node
+    wb, theta = params
+    v, vtheta = moments
+    prob, loss = tables
+    eta, momentum, nu, tau, patience = rates
+    max_epochs, tol, n_iter_no_change, tol_initial = stop
+    u = X.shape[0]
+    k = theta.shape[1]
+    # the state at an epoch's start, kept to undo the epoch
+    wb_then = np.empty_like(wb)
+    theta_then = np.empty((2, k))
+    v_then = np.empty_like(v)
+    vtheta_then = np.empty((2, k))
+    perm_then = np.empty_like(perm)
+    state_then = np.empty_like(state)
+    prob_then = np.empty((2, k))
+    loss_then = np.empty((2, k))
+    terms = np.zeros(u)
+    current = history[0]
+    best = current
+    since_best = 0
+    n_rises = 0
+    n_epochs = 0
+    stopped = False
+    for epoch in range(max_epochs):
+        plain = epoch == 0  # the first epoch's starting pass is history[0]'s, already made
+        if not plain:
+            _copy_into(wb_then, wb)
+            _copy_into(theta_then, theta)
+            _copy_into(v_then, v)
+            _copy_into(vtheta_then, vtheta)
+            _copy_into(perm_then, perm)
+            state_then[0] = state[0]
+            _leaf_losses(theta, prob_then, loss_then)
+            shuffle_epoch(perm, state)
+            m2 = sgd_epoch_with_pass(node, perm, n_batches, params, moments, side, (eta, momentum, nu), tables, grads,
+                                     (wb_then, loss_then, epoch % tau == 0, zbuf, terms))
+            # the unfused loop's bookkeeping after the pass of this epoch's start (its previous epoch's end)
+            previous = current
+            current = _sum_terms(mult, terms, n)
+            history[epoch] = current
+            new_eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
+            if current < best - tol * (abs(history[0]) if tol_initial else abs(best)):
+                best = current
+                since_best = 0
+            else:
+                since_best += 1
+                stopped = since_best >= n_iter_no_change
+            rerun = new_eta != eta
+            if stopped or rerun:  # the epoch ran at a rate or past a stop it should not have: undo it
+                _copy_into(wb, wb_then)
+                _copy_into(theta, theta_then)
+                _copy_into(v, v_then)
+                _copy_into(vtheta, vtheta_then)
+                _copy_into(perm, perm_then)
+                state[0] = state_then[0]
+            eta = new_eta
+            if stopped:
+                break
+            if rerun:  # at the new rate, from the pass's margins and tables as the unfused loop has them
+                _copy_into(prob, prob_then)
+                _copy_into(loss, loss_then)
+                plain = True
+        if plain:  # one call site: each inlined copy of the epoch costs numba compilation on a fresh clone
+            shuffle_epoch(perm, state)
+            m2 = sgd_epoch(node, perm, n_batches, params, moments, side, (eta, momentum, nu), tables, grads, True,
+                           zbuf)
+        if m2 > max_norm2:
+            max_norm2 = m2
+        n_epochs = epoch + 1
+    if max_epochs > 0 and not stopped:  # the pass after the last epoch, and the rate it sets, as the loop ends
+        previous = current
+        current = _surrogate_pass(node, n, params, side, max_epochs % tau == 0, tables, zbuf)
+        history[max_epochs] = current
+        eta, n_rises = next_learning_rate(eta, n_rises, previous, current, patience)
+    return n_epochs, max_norm2, eta
