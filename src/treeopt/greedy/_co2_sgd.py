@@ -493,7 +493,6 @@ def sgd_epoch(points, perm, n_batches, params, moments, side, step, tables, grad
     prob, loss = tables
     g, cntl, cnt = grads
     n = perm.shape[0]
-    p = X.shape[1]
     max_norm2 = 0.0
     for bi in range(n_batches):
         start = bi * n // n_batches
