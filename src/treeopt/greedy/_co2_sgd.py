@@ -790,8 +790,9 @@ def co2_stump_sgd(points, start, settings, stop, seed, history, fuse=FUSE_AUTO):
     else:
         fused = fuse == FUSE_ALWAYS
     if fused and not single:
-        n_epochs, max_norm2, eta = _fused_epochs(node, n, perm, state, n_batches, params, moments, side, tables, grads,
-                                                 zbuf, (eta, momentum, nu, tau, patience), stop, history, max_norm2)
+        n_epochs, max_norm2, eta = _fused_epochs(node, n, (perm, state, n_batches), params, moments, (side, zbuf),
+                                                 tables, grads, (eta, momentum, nu, tau, patience), stop,
+                                                 (history, max_norm2))
         w[:] = wb[:p]
         return wb[p], n_epochs, max_norm2, eta
     for epoch in range(max_epochs):
@@ -833,11 +834,15 @@ def _copy_into(dst, src):
 
 
 @njit(**_NJIT)
-def _fused_epochs(node, n, perm, state, n_batches, params, moments, side, tables, grads, zbuf, rates, stop, history,
-                  max_norm2):
+def _fused_epochs(node, n, batches, params, moments, per_row, tables, grads, rates, stop, record):
     """The epochs of :func:`co2_stump_sgd` (mini-batches) with each epoch after the first fused with the pass at
-    its starting state (:func:`sgd_epoch_with_pass`). ``history[0]``, the signs, ``zbuf`` and ``tables`` hold the
-    first pass's results; ``rates = (eta, momentum, nu, tau, patience)``. Returns ``(n_epochs, max_norm2, eta)``."""
+    its starting state (:func:`sgd_epoch_with_pass`). ``batches = (perm, state, n_batches)`` (the points' order and
+    its random stream), ``per_row = (side, zbuf)``, ``rates = (eta, momentum, nu, tau, patience)``, ``record =
+    (history, max_norm2)``; ``history[0]``, the signs, ``zbuf`` and ``tables`` hold the first pass's results.
+    Returns ``(n_epochs, max_norm2, eta)``."""
+    perm, state, n_batches = batches
+    side, zbuf = per_row
+    history, max_norm2 = record
     X, y, mult = node
     wb, theta = params
     v, vtheta = moments
