@@ -517,5 +517,5 @@ def node_csr(feature, wrow, W):
     return indptr, indices, data
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
-# numba cache key: greedy/_co2_sgd.py fd21faa8ec8d9fe7
+# numba cache key: greedy/_co2_sgd.py a81391cbb6f09af0
 # numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f

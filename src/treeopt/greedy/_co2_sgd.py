@@ -609,7 +609,7 @@ def sgd_epoch_with_pass(points, perm, n_batches, params, moments, side, step, ta
     g, cntl, cnt = grads
     wb_then, loss_then, refresh, zbuf, terms = then
     n = perm.shape[0]
-    u, p = X.shape
+    u = X.shape[0]
     tail = np.uint32(u - u % 4)
     max_norm2 = 0.0
     for bi in range(n_batches):
@@ -693,6 +693,14 @@ def next_learning_rate(eta, n_rises, previous, current, patience):
 FUSE_NODE_BYTES = 1 << 22
 FUSE_ROW_BYTES = 1024
 FUSE_AUTO, FUSE_NEVER, FUSE_ALWAYS = -1, 0, 1
+
+
+@njit(**_NJIT)
+def fuses(n_rows, n_features, itemsize):
+    """Whether ``FUSE_AUTO`` fuses the epochs of a node of ``n_rows`` distinct rows of ``n_features`` values of
+    ``itemsize`` bytes."""
+    row_bytes = n_features * itemsize
+    return row_bytes >= FUSE_ROW_BYTES and n_rows * row_bytes >= FUSE_NODE_BYTES
 
 
 @njit(**_NJIT)
@@ -784,11 +792,7 @@ def co2_stump_sgd(points, start, settings, stop, seed, history, fuse=FUSE_AUTO):
     since_best = 0
     n_rises = 0
     n_epochs = 0
-    row_bytes = p * X.itemsize
-    if fuse == FUSE_AUTO:
-        fused = row_bytes >= FUSE_ROW_BYTES and u * row_bytes >= FUSE_NODE_BYTES
-    else:
-        fused = fuse == FUSE_ALWAYS
+    fused = fuses(u, p, X.itemsize) if fuse == FUSE_AUTO else fuse == FUSE_ALWAYS
     if fused and not single:
         n_epochs, max_norm2, eta = _fused_epochs(node, n, (perm, state, n_batches), params, moments, (side, zbuf),
                                                  tables, grads, (eta, momentum, nu, tau, patience), stop,
