@@ -154,6 +154,51 @@ def test_the_optimal_tree_costs_its_tests_to_the_depth_and_stops_at_the_time_lim
     assert from_optimal.cpu_seconds == pytest.approx(from_cart.cpu_seconds + optimal.cpu_seconds - start)
 
 
+def test_a_tao_run_is_charged_the_path_it_runs_and_the_initial_tree_it_fits():
+    """TAOTreeClassifier runs the warm-start C values above C, then C: a candidate at C = 10 runs 3 steps of the
+    path 100 ... 0.2, one at C = 0.1 all 11 (the model charged 11 to both until 2026-11-28); its OC1, CO2 or
+    non-greedy initial tree is fitted first, at the TAO run's depth, and charged as that method's run."""
+    from treeopt.tao import TAOTreeClassifier
+
+    path = [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2]
+    shape = cost.Shape(48000, 12000, 10000, 784, 10)
+    steps = {C: cost.work("tao", {"max_depth": 8, "C": C, "warm_start_C": path}, shape, "train")[0]
+             for C in (10, 3, 0.1)}
+    assert steps[3] / steps[10] == pytest.approx(4 / 3) and steps[0.1] / steps[10] == pytest.approx(11 / 3)
+    # C not known before the run (inherited): the whole path; no C: the estimator's default
+    assert cost.work("tao", {"max_depth": 8, "C": "best", "warm_start_C": path}, shape, "train")[0] == steps[0.1]
+    assert cost._path_above(path, None) == [1.7, 3.0, 10.0, 30.0, 100.0]
+    assert TAOTreeClassifier().C == 1.0
+    fitted = TAOTreeClassifier(C=3, warm_start_C=path, max_depth=1, max_iter=1).fit(*_tiny_problem())
+    assert [step["C"] for step in fitted.path_] == [100, 30, 10, 3]
+    model, start = cost.load_model(), cost.load_model()["start_seconds"]
+    params = {"max_depth": 8, "C": 3, "warm_start_C": path}
+    from_cart = cost.estimate_run("tao_oblique", {**params, "init": "cart"}, "fashion_mnist", model=model)
+    for init, method in (("oc1", "oc1_tree"), ("co2", "co2_tree"), ("nongreedy", "nongreedy_tree")):
+        first = cost.estimate_run(method, {"max_depth": 8}, "fashion_mnist", model=model)
+        tao = cost.estimate_run("tao_oblique", {**params, "init": init}, "fashion_mnist", model=model)
+        assert tao.cpu_seconds == pytest.approx(from_cart.cpu_seconds + first.cpu_seconds - start)
+
+
+def _tiny_problem():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    return X, (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+
+
+def test_an_oc1_tree_on_two_valued_features_costs_more_per_unit():
+    """OC1's line searches tie on one-hot features (Connect-4) and take the quicksort form: the model charges
+    OC1_TWO_VALUED_FACTOR times the work of continuous features of the same shape; restarts n p d otherwise."""
+    params = {"max_depth": 6, "n_restarts": 5}
+    one_hot = cost.Shape(44000, 11000, 12557, 126, 3, max_distinct=2)
+    continuous = cost.Shape(44000, 11000, 12557, 126, 3)
+    assert (cost.work("oc1_tree", params, one_hot, "train")[0]
+            == pytest.approx(cost.OC1_TWO_VALUED_FACTOR * cost.work("oc1_tree", params, continuous, "train")[0]))
+    assert cost.work("oc1_tree", params, continuous, "train")[0] == pytest.approx(5 * 44000 * 126 * 6)
+    assert cost.work("oc1_tree", {**params, "n_restarts": 20}, continuous, "train")[0] == pytest.approx(
+        4 * cost.work("oc1_tree", params, continuous, "train")[0])
+
+
 def test_a_non_greedy_run_pays_for_the_co2_tree_it_starts_from_and_its_epochs():
     model = cost.load_model()
     params = {"max_depth": 8, "nu": 1, "learning_rate": 0.01, "init_params": {"nu": 1, "learning_rate": 0.01}}

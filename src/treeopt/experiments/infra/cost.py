@@ -24,8 +24,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     co2_tree                  n p d
     random_oblique_tree       R n d (p + 56)    R random hyperplanes per node; + 56: the sort and gain sweep of
                                                  each projection (RANDOM_OBLIQUE_FIXED_FEATURES)
-    oc1_tree                  restarts n L p d  a line search sorts the node's projections (n log n): CPU per
-                                                 n p d grew as log n on Letter resampled to 2,500-40,000 rows
+    oc1_tree                  restarts n p d    p + 1 coordinate line searches a cycle, each over the node's
+                                                 points (radix-sorted: linear in n); x OC1_TWO_VALUED_FACTOR
+                                                 when every feature takes two values (one-hot, Connect-4)
     nongreedy_tree            epochs n p d      SGD over all nodes, max_epochs of them (a priori: the stop rule
                                                  may end sooner), plus the CO2 tree it starts from, costed as a
                                                  co2_tree run of the same depth
@@ -90,6 +91,15 @@ RANDOM_OBLIQUE_FIXED_FEATURES = 56
 # 10,500 x 16 in 6.85 CPU-s, a Protein-shaped set 17,766 x 357 in 161.28 CPU-s; c n L^2 (p + F) through both
 # gives F = 14 (c = 1.228e-7 s).
 OC1_FIXED_FEATURES = 14
+# An OC1 tree on features of two values (one-hot: Connect-4) costs this many times more per unit of restarts n p d:
+# most of its line searches tie across classes and take the quicksort form, and its coordinate descent runs more
+# cycles (15.4 a restart against 5-7 on Fashion-MNIST and 3 on Letter, counted 2026-11-28). Measured at the paper
+# profile's sizes on the idle machine (benchmarks/cost_runs.py check, docs/cost.md "OC1 trees at size"): Connect-4
+# depth 6, 5 restarts, 55,000 rows, 6.2e-7 CPU-s per unit against the coefficient's 1.51e-7.
+OC1_TWO_VALUED_FACTOR = 4.1
+# The initial trees TAOTreeClassifier fits itself at its max_depth (tao.tao._initial_tree) that cost more than its CART
+# start: costed as a run of that method with the TAO run's init_params (the OC1 start at its 20 default restarts)
+TAO_BUILT_INITS = {"optimal": "optimal_axis", "oc1": "oc1_tree", "co2": "co2_tree", "nongreedy": "nongreedy_tree"}
 # NonGreedyTreeClassifier's max_epochs when a run does not set it (a test keeps the two equal): a run is costed at
 # its epoch budget, not at the epochs its stop rule may leave out (that is known only after the run)
 NONGREEDY_MAX_EPOCHS = 100
@@ -201,6 +211,14 @@ def _features_tried(value, p, default):
     return min(int(value), p)
 
 
+def _path_above(warm_start_C, C):
+    """The distinct warm-start C values a TAO fit runs before ``C`` (those above it); all of them when ``C`` is not a
+    number here (e.g. inherited: unknown before the run)."""
+    values = {float(c) for c in (warm_start_C or []) if _number(c, None) is not None}
+    C = _number(C, None) if C is not None else 1.0  # TAOTreeClassifier's default C
+    return sorted(values) if C is None else sorted(c for c in values if c > C)
+
+
 def fit_factor(entry, params):
     """The cost of a fit at ``params`` relative to the fit the method's ``cpu`` was measured at: the model entry's
     ``fit_factors`` (``by``: parameter names, ``values``: rows of those parameters' values and the factor), 1.0
@@ -241,13 +259,14 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0)
         return n * p * d, n * p
     if family == "random_oblique_tree":
         return _number(params.get("n_hyperplanes"), 100) * n * (p + RANDOM_OBLIQUE_FIXED_FEATURES) * d, n * p
-    if family == "oc1_tree":  # a line search sorts the node's projections: n log n per coordinate step
-        return _number(params.get("n_restarts"), 20) * n * L * p * d, n * p
+    if family == "oc1_tree":  # restarts x cycles of p + 1 line searches over the node's points, at each level
+        two_valued = OC1_TWO_VALUED_FACTOR if shape.max_distinct == 2 else 1.0
+        return _number(params.get("n_restarts"), 20) * n * p * d * two_valued, n * p
     if family == "nongreedy_tree":
         epochs = _number(params.get("max_epochs"), NONGREEDY_MAX_EPOCHS)
         return epochs * n * p * d, n * p
-    if family == "tao":
-        path = 1 + len(params.get("warm_start_C") or [])
+    if family == "tao":  # the path runs the warm-start values above C, then C (TAOTreeClassifier.fit)
+        path = 1 + len(_path_above(params.get("warm_start_C"), params.get("C")))
         return path * n * p * _levels({"max_depth": _number(params.get("max_depth"), 8)}, n), n * p
     if family == "optimal":
         return n * binary_tests(params, shape, d) ** max(d, 1), n * binary_tests(params, shape, d)
@@ -305,9 +324,9 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
         fit_cpu += nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir)
     if family == "optimal":  # the solver stops at time_limit (wall seconds; CPU on an idle core)
         fit_cpu = min(fit_cpu, _number(params.get("time_limit"), OPTIMAL_TIME_LIMIT))
-    if family == "tao" and params.get("init") == "optimal":  # TAO solves its initial tree first
+    if family == "tao" and params.get("init") in TAO_BUILT_INITS:  # TAO fits its initial tree first
         init = {**(params.get("init_params") or {}), "max_depth": _number(params.get("max_depth"), 8)}
-        fit_cpu += estimate_run("optimal_axis", init, dataset, fit_on=fit_on, model=model,
+        fit_cpu += estimate_run(TAO_BUILT_INITS[params["init"]], init, dataset, fit_on=fit_on, model=model,
                                 processed_dir=processed_dir).cpu_seconds - float(model.get("start_seconds", 0.0))
     cpu = fit_cpu + float(model.get("start_seconds", 0.0))
     parallel = max(1, int(threads)) if entry.get("parallel", False) else 1
