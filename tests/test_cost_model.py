@@ -225,6 +225,25 @@ def test_fixed_and_slope_recover_a_line_and_fall_back_to_one_coefficient():
     assert fixed >= 0 and cpu >= 0
 
 
+def test_coefficients_set_at_size_say_how_and_are_not_refitted_from_small_runs():
+    """A method whose coefficient was set from runs at the paper profile's sizes (OC1 Forest, OC1 tree, TAO) says how
+    in the model (`measured`), and `cost_runs.py fit` keeps it (SET_AT_SIZE): a refit from the small calibration runs
+    put TAO 7.7x and the OC1 tree 2.2x off at size."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cost_runs", REPO / "benchmarks" / "cost_runs.py")
+    cost_runs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost_runs)
+    model = cost.load_model()
+    set_here = {m for m, entry in model["methods"].items() if "measured" in entry}
+    assert cost_runs.SET_AT_SIZE <= set_here
+    calibrated_small = {run[1] for run in cost_runs.CALIBRATION_RUNS.values()}
+    assert set_here & calibrated_small <= cost_runs.SET_AT_SIZE  # else `fit` would overwrite a coefficient set at size
+    for method in set_here:  # the check runs it names were timed and are in the check list
+        named = [n for n in model["methods"][method].get("calibrated_on", []) if "/" in n and " " in n]
+        assert all(n in cost_runs.CHECK_RUNS for n in named if not n.startswith("bench_")), method
+
+
 def test_the_readme_states_the_paper_profiles_estimate_at_this_commit(capsys):
     assert main(["plan", "--config", str(REPO / "config.yaml"), "--set", "profile=paper", "--estimate"]) == 0
     total = re.search(r"^  total\s+(\d+)\s+([\d.]+)\s+([\d.]+)", capsys.readouterr().out, re.M)
