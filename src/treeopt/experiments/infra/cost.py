@@ -94,7 +94,7 @@ OC1_FIXED_FEATURES = 14
 # An OC1 tree on features of two values (one-hot: Connect-4) costs this many times more per unit of restarts n p d:
 # most of its line searches tie across classes and take the quicksort form, and its coordinate descent runs more
 # cycles (15.4 a restart against 5-7 on Fashion-MNIST and 3 on Letter, counted 2026-11-28). Measured at the paper
-# profile's sizes on the idle machine (benchmarks/cost_runs.py check, docs/cost.md "OC1 trees at size"): Connect-4
+# profile's sizes on the idle machine (benchmarks/cost_runs.py check, docs/cost.md "OC1 trees and TAO at size"): Connect-4
 # depth 6, 5 restarts, 55,000 rows, 6.2e-7 CPU-s per unit against the coefficient's 1.51e-7.
 OC1_TWO_VALUED_FACTOR = 4.1
 # The initial trees TAOTreeClassifier fits itself at its max_depth (tao.tao._initial_tree) that cost more than its CART
