@@ -199,6 +199,20 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
     "tao_oblique/letter/12 (tao_table1 candidate, C 0.2)": ("letter", "tao_oblique", {
         "max_depth": 12, "init": "cart", "C": 0.2, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
         "accept": "always", "tol": 0}, "train", None, 1),
+    # random oblique trees at the paper profile's sizes after the blocked projections (issue #37)
+    "random_oblique_tree/fashion_mnist/6 (nongreedy_fig2 candidate, 1000 hyperplanes)": (
+        "fashion_mnist", "random_oblique_tree", {"max_depth": 6, "n_hyperplanes": 1000}, "train", None, 1),
+    "random_oblique_tree/letter/12 (nongreedy-size tree, 1000 hyperplanes)": (
+        "letter", "random_oblique_tree", {"max_depth": 12, "n_hyperplanes": 1000}, "train", None, 1),
+    "random_oblique_tree/fashion_mnist/12 (nongreedy_fig2 candidate, 300 hyperplanes)": (
+        "fashion_mnist", "random_oblique_tree", {"max_depth": 12, "n_hyperplanes": 300}, "train", None, 1),
+    # the path runs tao_table1 fits since its C grid is read off one path per depth and start (plan.paths)
+    "tao_oblique/letter/12 (tao_table1 path run, oc1 start, C 0.1)": ("letter", "tao_oblique", {
+        "max_depth": 12, "init": "oc1", "C": 0.1, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
+        "accept": "always", "tol": 0}, "train", None, 1),
+    "tao_oblique/letter/8 (tao_table1 path run, random start, C 0.1)": ("letter", "tao_oblique", {
+        "max_depth": 8, "init": "random", "C": 0.1, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
+        "accept": "always", "tol": 0}, "train", None, 1),
     "rf/connect4/1000 (final)": ("connect4", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "trainval",
                                  {"n_estimators": [1, 3, 10, 30, 100, 300, 1000]}, 1),
 }

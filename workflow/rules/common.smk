@@ -157,8 +157,9 @@ def run_of(wc):
 
 
 def run_inputs(wc):
-    """The split, the selection files that inherited parameters are read from (`inherit:`), and the tree blocks
-    the candidate run merges when its forest is split (`forest_block_trees`)."""
+    """The split, the selection files that inherited parameters are read from (`inherit:`), the tree blocks
+    the candidate run merges when its forest is split (`forest_block_trees`), and the candidate run whose path it
+    is read off (`path:`)."""
     run = run_of(wc)
     inputs = {"split": split_of(wc)}
     inherited = sorted({path for _, path in run.inherit})
@@ -166,6 +167,8 @@ def run_inputs(wc):
         inputs["inherited"] = inherited
     if run.blocks:
         inputs["blocks"] = [run.block_dir(first, stop) for first, stop in run.blocks]
+    if run.path_run:  # read off that candidate's warm-started path, not fitted (config `path:`)
+        inputs["path_run"] = run.path_run
     return inputs
 
 

@@ -20,13 +20,21 @@ def prepare_split(*, log, dataset, config, seed, output):
             raise RuntimeError(f"treeopt.data wrote {written}, the workflow expected {output}")
 
 
-def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit, blocks=None):
+def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, save_model, inherit, blocks=None,
+                  path_run=None):
     """One candidate run: fit on the training part; with ``blocks`` (folders of :func:`forest_block` jobs) the
-    forest's tree blocks are merged instead of fitted (same run folder)."""
+    forest's tree blocks are merged instead of fitted (same run folder); with ``path_run`` (a candidate run at a
+    lower value of the method's path parameter whose warm-started path passed through this one's) read off that run's path instead of
+    fitted (same run folder)."""
     from treeopt.experiments.run.block_sums import block_setup
-    from treeopt.experiments.run.runner import run
+    from treeopt.experiments.run.runner import run, run_from_path
 
     with logged([log]):
+        if path_run:
+            run_from_path(output, path_run=path_run, dataset=dataset, method=method,
+                          params=params, seed=seed, split_path=split, n_jobs=n_jobs, save_model=save_model,
+                          provenance={"role": "candidate"}, inherit=inherit)
+            return
         block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split, fit_on="train",
             n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit,

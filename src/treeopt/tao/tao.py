@@ -21,6 +21,7 @@ whose leaves all carry one label collapsed into a leaf (``_prune``; no predictio
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -422,7 +423,7 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
         Cs = [float(c) for c in (self.warm_start_C if self.warm_start_C is not None else [])
               if float(c) > float(self.C)]
         Cs = sorted(set(Cs), reverse=True) + [float(self.C)]
-        self.path_, self.path_trees_ = [], []
+        self.path_, self.path_trees_, self._path_histories = [], [], []
         self.pass_stats_, self.task_log_, self.task_parents_ = [], [], {}
         self.liblinear_seconds_ = 0.0
         for step, C in enumerate(Cs):
@@ -440,22 +441,53 @@ class TAOTreeClassifier(TreeClassifierMixin, ClassifierMixin, BaseEstimator):
                                "node_solves": self._n_solves, "node_solves_skipped": self._n_reused,
                                "fit_seconds": time.perf_counter() - start, **stats})
             self.path_trees_.append(shown)
+            self._path_histories.append(history)
             log.info("TAO C=%g done: %d iterations, training error %.4f%%, %d internal nodes, %d non-zero weights, "
                      "%.2f s", C, len(history) - 1, 100 * history[-1], stats["n_internal"], stats["nonzero_weights"],
                      self.path_[-1]["fit_seconds"])
-        self.history_ = history
-        self.n_iter_ = len(history) - 1
-        self.tree_ = shown
+        self._init_seconds = init_seconds
+        init_stats = getattr(init_est, "fit_stats_", None) or {}
+        # an optimal initial tree: whether it was proven so within its time limit
+        self._init_proven_optimal = init_stats.get("proven_optimal")
+        self._end_path_at(len(self.path_) - 1)
+        return self
+
+    def _end_path_at(self, step):
+        """Set the attributes a fit ending at path step ``step`` leaves (``tree_``, ``history_``, ``fit_stats_``, ...)
+        from the path recorded so far, keeping only its first ``step + 1`` steps."""
+        self.path_, self.path_trees_ = self.path_[:step + 1], self.path_trees_[:step + 1]
+        self._path_histories = self._path_histories[:step + 1]
+        Cs = {p["C"] for p in self.path_}
+        self.pass_stats_ = [s for s in self.pass_stats_ if s["C"] in Cs]
+        self.task_log_ = [t for t in self.task_log_ if t[0] in Cs]
+        self.task_parents_ = {C: parents for C, parents in self.task_parents_.items() if C in Cs}
+        self.history_ = self._path_histories[-1]
+        self.n_iter_ = len(self.history_) - 1
+        self.tree_ = self.path_trees_[-1]
+        self.liblinear_seconds_ = sum(p["liblinear_seconds"] for p in self.path_)
         self.stage_sizes_ = {"C": [p["C"] for p in self.path_], "n_leaves": [p["n_leaves"] for p in self.path_]}
         self.fit_stats_ = {"liblinear_seconds": self.liblinear_seconds_, "n_iter": self.n_iter_,
                            "node_solves": sum(p["node_solves"] for p in self.path_),
                            "node_solves_skipped": sum(p["node_solves_skipped"] for p in self.path_),
                            "init_train_error": 100.0 * self.path_[0]["init_train_error"],
-                           "init_seconds": init_seconds}
-        init_stats = getattr(init_est, "fit_stats_", None) or {}
-        if "proven_optimal" in init_stats:  # an optimal initial tree: whether it was proven so within its time limit
-            self.fit_stats_["init_proven_optimal"] = init_stats["proven_optimal"]
-        return self
+                           "init_seconds": self._init_seconds}
+        if self._init_proven_optimal is not None:
+            self.fit_stats_["init_proven_optimal"] = self._init_proven_optimal
+
+    def path_step(self, step):
+        """The estimator a fit with ``C = path_[step]["C"]`` and the same ``warm_start_C`` values above it would
+        give (a copy; this one is unchanged): the warm-started path (Sec. 4) runs the same steps in the same order
+        up to that C, each from the previous step's tree with LIBLINEAR's ``rand()`` seeded per call, so with
+        ``n_jobs=1`` it is the same tree, bit for bit (``tests/test_tao_path.py``). Only ``fit_seconds`` and the
+        LIBLINEAR times inside ``path_`` are those of this fit. A model selection over C reads every C of a path off
+        one fit this way (config ``path: C``, :mod:`treeopt.experiments.plan.build`)."""
+        check_is_fitted(self)
+        if not 0 <= step < len(self.path_):
+            raise IndexError(f"path step {step} out of range: the path has {len(self.path_)} steps")
+        est = copy.copy(self)
+        est.C = self.path_[step]["C"]
+        est._end_path_at(step)
+        return est
 
     def _liblinear_matrix(self, X):
         """The matrix whose rows the oblique nodes hand LIBLINEAR (its non-zeros, as LIBLINEAR's sparse rows, written

@@ -14,7 +14,8 @@ from .cost import Estimate, dataset_shape, estimate_run, load_model
 
 def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
     """:func:`estimate_run` of a planned candidate (``RunSpec``), final run (``FinalSpec``) or tree block
-    (``BlockSpec``). A final run whose parameters are chosen by a selection is costed at the most expensive candidate
+    (``BlockSpec``); a candidate read off another's warm-started path (``RunSpec.path_run``) costs a job's start-up.
+    A final run whose parameters are chosen by a selection is costed at the most expensive candidate
     of that selection. A final run split into tree blocks is costed as its merge (:func:`estimate_merge`), each block
     as a forest of its trees (no staged sizes: a block only sums). A grown selection's job
     (``GrownSelectionSpec``) is costed by :func:`estimate_growth`."""
@@ -30,6 +31,9 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
         return estimate_merge(spec, model, processed_dir)
     if hasattr(spec, "refit"):
         return _estimate_final(spec, threads, model, processed_dir)
+    if getattr(spec, "path_run", None):  # read off another candidate's path (plan.paths): a job's start-up
+        model = model or load_model()
+        return Estimate(float(model.get("start_seconds", 0.0)), float(model["base_mb"]))
     return estimate_run(spec.method, dict(spec.params), spec.dataset, fit_on="train", threads=threads, model=model,
                         processed_dir=processed_dir)
 
@@ -147,7 +151,7 @@ def estimate_plan(plan, threads=1, model=None):
 
     for selection in plan.selections.values():
         for run in selection.candidates:
-            add(selection.experiment, run)
+            add(selection.experiment, plan.runs.get(run.dir, run))  # the spec its job runs (a path read or a fit)
             for first, stop in run.blocks:  # a candidate split into tree blocks
                 add(selection.experiment, plan.blocks[run.block_dir(first, stop)], block=True)
     for grown in plan.grown.values():

@@ -22,6 +22,7 @@ depend on the block size); a forest of at most s trees is one job, named and sum
 (:mod:`treeopt.experiments.plan.tree_blocks`).
 """
 
+import dataclasses
 import itertools
 
 from .errors import ConfigError, name_error
@@ -30,6 +31,7 @@ from .identity import check_component, identity_hash
 from .inherit import dataset_task, inherit_source
 from .methods import get_method
 from .params import Inherited, legacy_marker
+from .paths import path_sources
 from .reports import FIGURES, TABLES, table_of
 from .specs import BlockSpec, FinalSpec, Plan, RunSpec, SelectionSpec, grid_points, point_items
 from .tree_blocks import BlockError, block_size, check_block_stages, fit_size
@@ -142,6 +144,11 @@ class _Planner:
                 params = {**fixed, **g, **dict(at)}
                 candidates.append(RunSpec(dataset, mname, point_items(params), seed, inherit, data, self.save_model,
                                           *self._blocks(mname, fit_size(mname, params))))
+            if entry.get("path"):  # the grid's values of the path parameter read off one fit per path (plan.paths)
+                where = f"profile {self.profile_name!r}: {ename}.methods.{mname}.path"
+                sources = path_sources(mname, entry["path"], [dict(c.params) for c in candidates], where)
+                candidates = [dataclasses.replace(c, path_run=candidates[sources[i]].dir) if i in sources else c
+                              for i, c in enumerate(candidates)]
             candidates = tuple(candidates)
             metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
             self.selections[key] = grown_selection(

@@ -189,6 +189,8 @@ def check_semantics(config):
                     for key in values:  # "init_params.nu": a key inside the dict parameter init_params
                         if split_dotted(key)[0] not in valid:
                             problems.append(name_error(f"{group} parameter", key, sorted(valid), mwhere))
+                if entry.get("path"):
+                    problems.extend(_path_problems(mname, entry, f"{mwhere}.path"))
                 for ds in entry.get("datasets") or []:
                     if ds not in exp["datasets"]:
                         problems.append(f"{mwhere}.datasets: {ds!r} is not one of the experiment's data sets")
@@ -201,6 +203,23 @@ def check_semantics(config):
         problems.extend(p if p.startswith(f"profiles.{pname}.") else f"profiles.{pname}: {p}"
                         for p in inherit_problems(config, pname))
     return problems
+
+
+def _path_problems(method, entry, where):
+    """What is wrong with a method entry's ``path:`` (:func:`treeopt.experiments.plan.paths.path_sources` over its
+    grid with its fixed parameters; inherited ones are checked when the plan is made)."""
+    from .paths import path_sources
+    from .specs import grid_points
+
+    param, grid = entry["path"], entry.get("grid") or {}
+    if param not in grid:
+        return [f"{where}: {param!r} is not a grid parameter of this method ({', '.join(grid) or 'no grid'})"]
+    points = [{**(entry.get("params") or {}), **point} for point in grid_points(grid)]
+    try:
+        path_sources(method, param, points, where)
+    except ConfigError as exc:
+        return [str(exc)]
+    return []
 
 
 def validate_config(config, schema_path=None, *, source=None):

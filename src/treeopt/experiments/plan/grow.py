@@ -219,7 +219,8 @@ class GrownSelectionSpec:
                     if value is not None:
                         params = point_items({**dict(source.params), param: value})
                         out.append(Growth(param, side, edge, value, source,
-                                          replace(source, params=params, block_trees=None, n_trees=None)))
+                                          replace(source, params=params, block_trees=None, n_trees=None,
+                                                  path_run=None)))
         return tuple(out)
 
     def job_entries(self):

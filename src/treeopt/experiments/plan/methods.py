@@ -31,6 +31,9 @@ class Method:
     kind : "tree" (exposes ``tree_``), "forest" (``estimators_``, each with ``tree_``) or "boosting".
     fixed : parameters always passed, e.g. the information-gain criterion of the papers' baselines.
     save_model : write model.npz (single trees yes; big ensembles are cheaper to refit than to keep).
+    path : ``{parameter: warm-start parameter}`` of a learner fitted along a warm-started path whose every step
+        is the fit at that step's value (TAO: ``{"C": "warm_start_C"}``, ``path_step``); a grid over the
+        parameter may then be read off one fit per path (config ``path:``, :mod:`treeopt.experiments.plan.build`).
     """
 
     name: str
@@ -39,6 +42,7 @@ class Method:
     kind: str = "tree"
     fixed: dict = field(default_factory=dict)
     save_model: bool | None = None
+    path: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -67,9 +71,9 @@ class Method:
 METHODS: dict[str, Method] = {}
 
 
-def register(name, estimator, task, *, kind="tree", fixed=None, save_model=None):
+def register(name, estimator, task, *, kind="tree", fixed=None, save_model=None, path=None):
     """Add (or replace) a method in the registry and return it."""
-    METHODS[name] = Method(name, estimator, task, kind, dict(fixed or {}), save_model)
+    METHODS[name] = Method(name, estimator, task, kind, dict(fixed or {}), save_model, dict(path or {}))
     return METHODS[name]
 
 
@@ -185,8 +189,11 @@ register("gbdt_sq_clf", "treeopt.boosting:SquareLossGBDTClassifier", "classifica
          fixed={"max_depth": None})
 register("adaboost", "treeopt.boosting:BestFirstAdaBoostClassifier", "classification", kind="boosting")
 # TAO (Carreira-Perpinan & Tavallali 2018): CART (or `init`) refined by tree alternating optimization.
-register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"})
-register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"})
+# Each C of its warm-started path (Sec. 4) is the fit at that C (TAOTreeClassifier.path_step).
+register("tao_oblique", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "oblique"},
+         path={"C": "warm_start_C"})
+register("tao_axis", "treeopt.tao:TAOTreeClassifier", "classification", fixed={"node_type": "axis"},
+         path={"C": "warm_start_C"})
 # CART with Gini impurity: TAO's default initial tree (the `cart` baseline above uses information gain).
 register("cart_gini", "sklearn.tree:DecisionTreeClassifier", "classification", fixed={"criterion": "gini"})
 # Non-greedy trees (Norouzi et al. 2015): all splits and leaves optimised jointly by SGD on the surrogate eq. (9),

@@ -116,6 +116,9 @@ class RunSpec(_SplitIntoBlocks):
     save_model: bool | None = None  # the profile's save_models: None keeps the method's default
     block_trees: int | None = None  # a forest fitted in block jobs of this many trees, then merged (None: one job)
     n_trees: int | None = None  # the forest's size when it is split in blocks
+    # the candidate run (folder) whose warm-started path passes through this run's parameters: this run is read off
+    # it, not fitted (plan.paths); not part of the identity, since the folder holds the same run either way
+    path_run: str | None = field(default=None, compare=False)
 
     def identity(self):
         """What the run is, apart from its seed (the last path component); the block size when split."""

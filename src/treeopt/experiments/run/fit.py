@@ -110,34 +110,26 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         result["tree"] = _metrics.combine_tree_stats(fitted["tree_stats"], fitted["leaves"])
         result["tree"].update(_metrics.split_counts_from(fitted["oblique"], fitted["fallbacks"]))
         trees = [fitted["first_tree"]] if fitted["first_tree"] is not None else []
+        for part, (_, y) in parts.items():
+            result[part] = _metrics.task_metrics(spec.task, y, labels[part] if part in labels else y)
     else:
-        start = time.perf_counter()
-        labels = {"test": estimator.predict(split.X_test) if split.X_test.shape[0] else split.y_test[:0]}
-        predict_seconds = time.perf_counter() - start
-        labels["train"] = estimator.predict(X_fit)
-        if X_val.shape[0]:
-            labels["val"] = estimator.predict(X_val)
-        trees = _metrics.fitted_trees(estimator)
-        result["tree"] = _metrics.tree_stats(trees, X_stats)
-        result["tree"].update(_metrics.split_counts(estimator, trees))
-        if model_path is not None and trees:
-            save_trees(model_path, trees)
-    for part, (_, y) in parts.items():
-        result[part] = _metrics.task_metrics(spec.task, y, labels[part] if part in labels else y)
+        measured, trees = _measure_fitted(estimator, spec.task, split, parts, X_stats, model_path)
+        predict_seconds = measured.pop("predict_seconds")
+        result.update(measured)
     result.update(fit_seconds=fitted["fit_seconds"], predict_seconds=predict_seconds,
                   compile_seconds=compile_seconds, fit_compile_seconds=compiling.lock)
     if "fit_cpu_seconds" in fitted:
         # the process's CPU seconds in the fit: on a shared machine, the wall time of an idle core that timings
         # such as the RGF paper's Fig. 15 assume (a one-threaded fit; threads' CPU time adds up)
         result["fit_cpu_seconds"] = fitted["fit_cpu_seconds"]
-    if len(trees) == 1:
-        # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
-        result["tree"]["active_leaves_train"] = int(np.unique(trees[0].apply(X_fit)).size)
-    result["tree"].update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
+    _add_tree_extras(result["tree"], estimator, trees, X_fit)
     if getattr(estimator, "depth_stats_", None):  # non-greedy: per depth, where the gradients went (a stalled level)
         result["per_depth"] = estimator.depth_stats_
     if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
         result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
+        if len(estimator.path_trees_) > 1 and hasattr(estimator, "path_step"):
+            result["path_runs"] = _path_runs(estimator, spec.task, split, parts, X_stats, X_fit, y_fit, X_val, y_val,
+                                             model_path)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     for param, values in stages:
         if "labels" in fitted:
@@ -148,6 +140,64 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
             log.info("stage %s=%s (scored at %s): train %s | val %s | test %s", param, stage[param],
                      stage["stage_value"], stage["train"], stage["val"], stage["test"])
     return result, estimator
+
+
+def _measure_fitted(estimator, task, split, parts, X_stats, model_path):
+    """(metrics of a fitted model: ``train``/``val``/``test``, ``tree`` and ``predict_seconds``; its trees), the
+    trees written to ``model_path`` when given."""
+    X_fit, _ = parts["train"]
+    X_val, _ = parts["val"]
+    start = time.perf_counter()
+    labels = {"test": estimator.predict(split.X_test) if split.X_test.shape[0] else split.y_test[:0]}
+    predict_seconds = time.perf_counter() - start
+    labels["train"] = estimator.predict(X_fit)
+    if X_val.shape[0]:
+        labels["val"] = estimator.predict(X_val)
+    trees = _metrics.fitted_trees(estimator)
+    out = {part: _metrics.task_metrics(task, y, labels[part] if part in labels else y)
+           for part, (_, y) in parts.items()}
+    out["tree"] = _metrics.tree_stats(trees, X_stats)
+    out["tree"].update(_metrics.split_counts(estimator, trees))
+    if model_path is not None and trees:
+        save_trees(model_path, trees)
+    out["predict_seconds"] = predict_seconds
+    return out, trees
+
+
+def _add_tree_extras(tree, estimator, trees, X_fit):
+    """The tree statistics that need the fitted estimator: active leaves and the learner's ``fit_stats_``."""
+    if len(trees) == 1:
+        # leaves the fitting data reach (non-greedy Fig. 3: a small nu prunes leaves in training)
+        tree["active_leaves_train"] = int(np.unique(trees[0].apply(X_fit)).size)
+    tree.update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
+
+
+PATH_MODELS = "path_models"  # the folder of a path run's model files, one per path step before the last
+
+
+def path_model_name(step):
+    return f"{PATH_MODELS}/step{step}.npz"
+
+
+def _path_runs(estimator, task, split, parts, X_stats, X_fit, y_fit, X_val, y_val, model_path):
+    """What a run of each earlier C of a warm-started path would record (the estimator's ``path_step``; TAO Sec.
+    4): one dict per step but the last (this run), with its ``C``, ``train``/``val``/``test``, ``tree`` and ``path``
+    as a run with that C writes them, ``fit_seconds`` the initial tree's plus the steps' so far, and its model
+    under ``path_models/`` when this run keeps one. A candidate of a selection over C reads its step from here
+    instead of fitting the same steps again (config ``path: C``; :func:`treeopt.experiments.run.runner.run_from_path`).
+    """
+    out = []
+    for step in range(len(estimator.path_trees_) - 1):
+        at = estimator.path_step(step)
+        path_file = None if model_path is None else model_path.parent / path_model_name(step)
+        if path_file is not None:
+            path_file.parent.mkdir(exist_ok=True)
+        measured, trees = _measure_fitted(at, task, split, parts, X_stats, path_file)
+        _add_tree_extras(measured["tree"], at, trees, X_fit)
+        seconds = at.fit_stats_.get("init_seconds", 0.0) + sum(p["fit_seconds"] for p in at.path_)
+        out.append({"step": step, "C": at.path_[-1]["C"], **measured, "fit_seconds": seconds,
+                    "path": _metrics.path_metrics(at, split, X_fit, y_fit, X_val, y_val)})
+    return out
 
 
 def _stacked(top, bottom):

@@ -1,0 +1,121 @@
+"""Candidates read off a warm-started path (a method entry's ``path: C``, treeopt.experiments.plan.paths): the plan
+keeps every candidate's folder and choice but fits one run per path; a tiny workflow writes each read-off candidate
+as the fit with its C writes it (``rerun`` of its params.yaml fits it), and bad ``path:`` entries are refused."""
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from treeopt.experiments.infra.cost_plan import estimate_plan
+from treeopt.experiments.plan.build import build_plan
+from treeopt.experiments.plan.config import load_config
+from treeopt.experiments.plan.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+from test_workflow_snakemake import TINY, copy_workflow, plan_of, snakemake  # noqa: E402
+
+TIMINGS = ("fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "git_commit", "versions",
+           "fit_cpu_seconds")
+PATH_TIMINGS = ("liblinear_seconds", "fit_seconds", "init_seconds")
+
+TAO_ENTRY = {"grid": {"C": [1, 0.3, 0.1], "max_depth": [2, 3]}, "path": "C",
+             "params": {"warm_start_C": [3, 1, 0.3], "accept": "always", "tol": 0}}
+TINY_PATH = {
+    **{key: TINY[key] for key in ("profile", "data", "datasets")},
+    "profiles": {"tiny": {"seeds": [0], "experiments": {
+        "table": {"reports": ["tao_table1"], "datasets": ["wine"], "refit": False,
+                  "methods": {"tao_oblique": TAO_ENTRY}},
+    }}},
+}
+
+
+def _without(metrics, keys=TIMINGS):
+    out = {k: v for k, v in metrics.items() if k not in keys and k != "from_path"}
+    out["tree"] = {k: v for k, v in out["tree"].items() if k not in PATH_TIMINGS}
+    out["path"] = [{k: v for k, v in step.items() if k not in PATH_TIMINGS} for step in out.get("path", [])]
+    out["path_runs"] = [_without(step, TIMINGS + ("step",)) for step in out.get("path_runs", [])]
+    return out
+
+
+def test_the_plan_fits_one_run_per_path_and_keeps_every_candidate():
+    plan = plan_of(TINY_PATH)
+    without = copy.deepcopy(TINY_PATH)
+    del without["profiles"]["tiny"]["experiments"]["table"]["methods"]["tao_oblique"]["path"]
+    plain = plan_of(without)
+    assert sorted(plan.runs) == sorted(plain.runs) and sorted(plan.selections) == sorted(plain.selections)
+    fitted = {d: r for d, r in plan.runs.items() if r.path_run is None}
+    read = {d: r for d, r in plan.runs.items() if r.path_run is not None}
+    assert sorted(dict(r.params)["C"] for r in fitted.values()) == [0.1, 0.1]  # one fit per depth, at the lowest C
+    assert len(read) == 4
+    for run in read.values():
+        source = plan.runs[run.path_run]
+        assert source.path_run is None and dict(source.params)["C"] == 0.1
+        assert {k: v for k, v in source.params if k != "C"} == {k: v for k, v in run.params if k != "C"}
+    costs, plain_costs = estimate_plan(plan), estimate_plan(plain)
+    assert costs["table"].cpu_seconds < plain_costs["table"].cpu_seconds
+
+
+def test_paper_profile_reads_tao_table1s_c_grid_off_one_path_per_depth_and_start():
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    runs = [r for r in plan.runs.values() if r.method == "tao_oblique" and r.dataset == "mnist"
+            and dict(r.params).get("tol") == 0]
+    assert len(runs) == 81 and sum(r.path_run is None for r in runs) == 9
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"grid": {"C": [1, 0.5, 0.1]}, "path": "C", "params": {"warm_start_C": [3, 1, 0.3]}},
+     "C=0.5 is not a step of the path"),
+    ({"grid": {"C": [1, 0.1]}, "path": "C"}, "needs warm_start_C"),
+    ({"grid": {"C": [1, 0.1]}, "path": "max_depth", "params": {"warm_start_C": [1]}},
+     "'max_depth' is not a grid parameter"),
+])
+def test_a_path_entry_that_cannot_hold_is_refused(entry, message):
+    config = copy.deepcopy(TINY_PATH)
+    config["profiles"]["tiny"]["experiments"]["table"]["methods"]["tao_oblique"] = entry
+    with pytest.raises(ConfigError, match=message):
+        plan_of(config)
+
+
+def test_a_method_without_a_path_is_refused():
+    config = copy.deepcopy(TINY_PATH)
+    config["profiles"]["tiny"]["experiments"]["table"]["methods"] = {
+        "cart": {"grid": {"max_depth": [2, 3]}, "path": "max_depth"}}
+    with pytest.raises(ConfigError, match="not fitted along a warm-started path"):
+        plan_of(config)
+
+
+def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_path):
+    (tmp_path / "wf").mkdir()
+    root = copy_workflow(tmp_path / "wf", TINY_PATH)
+    plan = plan_of(TINY_PATH)
+    done = snakemake(root, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    read = [r for r in plan.runs.values() if r.path_run is not None]
+    for run in read:
+        metrics = json.loads((root / run.dir / "metrics.json").read_text())
+        assert metrics["from_path"]["run"] == run.path_run
+        assert (root / run.dir / "model.npz").is_file()
+        again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run.dir / "params.yaml"),
+                                "--out", str(tmp_path / "alone" / run.dir)], cwd=root, capture_output=True, text=True,
+                               timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+        alone = json.loads((tmp_path / "alone" / run.dir / "metrics.json").read_text())
+        assert "from_path" not in alone and len(alone.get("path_runs", [])) == len(metrics.get("path_runs", []))
+        assert _without(alone) == _without(metrics)
+        from treeopt.trees import load_trees
+
+        mine, = load_trees(root / run.dir / "model.npz")
+        theirs, = load_trees(tmp_path / "alone" / run.dir / "model.npz")
+        for name in ("left", "right", "feature", "bias", "value"):
+            assert (getattr(mine, name) == getattr(theirs, name)).all()
+    selection, = plan.selections.values()
+    chosen = yaml.safe_load((root / selection.path).read_text())
+    assert len(chosen["candidates"]) == 6
+    second = snakemake(root, "-n")
+    assert "Nothing to be done" in second.stdout + second.stderr
