@@ -126,7 +126,7 @@ CALIBRATION_RUNS = {
 # Methods whose coefficients come from fits at the paper profile's sizes, not from the small calibration runs above
 # (cost_model.yaml says where: e.g. OC1 Forest from one tree on Letter and on a Protein-shaped set, timed by
 # benchmarks/bench_oc1.py): `fit` leaves them as they are. Small runs of a fast kernel measure the process start.
-SET_AT_SIZE = {"oc1_forest", "oc1_tree", "tao_oblique"}
+SET_AT_SIZE = {"oc1_forest", "oc1_tree", "random_oblique_tree", "tao_oblique"}
 
 CHECK_RUNS = {  # cheapest first: `check` runs them in this order
     "cart/connect4/12 (candidate)": ("connect4", "cart", {"max_depth": 12, "min_samples_leaf": 5}, "train", None, 1),

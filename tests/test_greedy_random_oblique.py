@@ -77,3 +77,40 @@ def test_constant_node_features_give_zero_weight():
     tree = RandomObliqueTreeClassifier(n_hyperplanes=30, random_state=0).fit(X, y).tree_
     assert np.all(np.isfinite(tree.W.data))
     assert tree.dense_weights()[:, 3].max() == 0.0
+
+
+def _projection_restated(X, w):
+    """``X w`` as the tree store routes a point: summed in feature order, zero weights skipped, one addition at a
+    time (Python floats: the same IEEE double operations as the kernel without fastmath)."""
+    out = np.empty(X.shape[0])
+    for i, row in enumerate(X):
+        s = 0.0
+        for x, v in zip(row.tolist(), w.tolist()):
+            if v != 0.0:
+                s += v * x
+        out[i] = s
+    return out
+
+
+@pytest.mark.parametrize("R, zeros", [(1, "none"), (37, "shared"), (70, "mixed"), (32, "none")])
+def test_blocked_projections_are_the_one_at_a_time_sums_bit_for_bit(R, zeros):
+    """``_best_projection`` sums PROJECTION_BLOCK hyperplanes side by side (one read of each row per block): every
+    projection must still be the feature-order sum a tree routes with, whether the block's rows share their zero
+    weights (constant features) or not, and whatever R is modulo the block."""
+    from treeopt.greedy.random_oblique import PROJECTION_BLOCK, _project_block
+
+    rng = np.random.default_rng(R)
+    X = rng.normal(size=(53, 19)) * rng.uniform(0.01, 100, size=19)
+    W = rng.standard_normal((R, 19))
+    if zeros in ("shared", "mixed"):
+        W[:, [0, 7, 18]] = 0.0
+    if zeros == "mixed":
+        W[5, 3] = W[40, 11] = 0.0
+    block = min(PROJECTION_BLOCK, R)
+    Z = np.empty((block, 53))
+    cols, WT = np.empty(19, dtype=np.int64), np.empty((19, block))
+    for r0 in range(0, R, block):
+        B = min(block, R - r0)
+        _project_block(X, W, r0, B, cols, WT, Z)
+        for b in range(B):
+            np.testing.assert_array_equal(Z[b], _projection_restated(X, W[r0 + b]))

@@ -22,14 +22,67 @@ from ._oc1 import _feature_scales
 from ._radix import stable_sort_workspace
 
 
+# hyperplanes projected together: each point's row is read once per block, and the block's sums, one per lane, are
+# independent chains the CPU overlaps (one sum at a time waits on each addition)
+PROJECTION_BLOCK = 32
+
+
+@njit(cache=True, nogil=True)
+def _project_block(X, W, r0, B, cols, WT, Z):
+    """``Z[b] = X W[r0 + b]`` for ``b < B``, each sum in feature order over the weights that are not zero: the tree
+    store's arithmetic (``_project_one``) for every lane. When the block's rows share their zero weights (the
+    usual case: only constant features have none), the sums run side by side over the shared non-zero columns;
+    otherwise one hyperplane at a time."""
+    n, p = X.shape
+    m = 0
+    shared = True
+    for j in range(p):
+        nonzero = W[r0, j] != 0.0
+        for b in range(1, B):
+            if (W[r0 + b, j] != 0.0) != nonzero:
+                shared = False
+        if nonzero:
+            cols[m] = j
+            for b in range(B):
+                WT[m, b] = W[r0 + b, j]
+            m += 1
+    if not shared:
+        for b in range(B):
+            _project_one(X, W, r0 + b, Z[b])
+        return
+    acc = np.empty(B)
+    for i in range(n):
+        for b in range(B):
+            acc[b] = 0.0
+        for jj in range(m):
+            x = X[i, cols[jj]]
+            for b in range(B):
+                acc[b] += WT[jj, b] * x
+        for b in range(B):
+            Z[b, i] = acc[b]
+
+
+@njit(cache=True, nogil=True)
+def _project_one(X, W, r, z):
+    """``z = X W[r]``, summed in feature order, zero weights skipped (as ``Tree`` routes a point)."""
+    n, p = X.shape
+    for i in range(n):
+        s = 0.0
+        for j in range(p):
+            if W[r, j] != 0.0:
+                s += W[r, j] * X[i, j]
+        z[i] = s
+
+
 @njit(cache=True, nogil=True)
 def _best_projection(X, W, y, k, min_samples_leaf):
-    """``best_axis_split`` over the projections ``X W[r]`` of every row ``r`` of ``W``, one projection at a time.
+    """``best_axis_split`` over the projections ``X W[r]`` of every row ``r`` of ``W``.
 
     Returns ``(r, threshold, gain)`` (r = -1 when no projection admits a cut). Each projection is summed with
-    the tree store's arithmetic (feature order, zero weights skipped) into one buffer of n values, swept, and
-    overwritten by the next: memory O(n), not the n x R matrix of all projections. Ties keep the earliest
-    row, as ``best_axis_split`` keeps the earliest feature, so the split is the one found over that matrix.
+    the tree store's arithmetic (feature order, zero weights skipped), ``PROJECTION_BLOCK`` hyperplanes at a time
+    (``_project_block``: the same sums, bit for bit), swept, and overwritten by the next block: memory
+    O(block n), not the n x R matrix of all projections. Ties keep the earliest row, as ``best_axis_split`` keeps
+    the earliest feature, so the split is the one found over that matrix.
     """
     n, p = X.shape
     R = W.shape[0]
@@ -38,25 +91,25 @@ def _best_projection(X, W, y, k, min_samples_leaf):
         return -1, np.nan, -np.inf
     total = class_counts(y, k)
     xlogx = _xlogx_table(n)
-    z = np.empty(n)
+    block = min(PROJECTION_BLOCK, R)
+    Z = np.empty((block, n))
+    cols = np.empty(p, dtype=np.int64)
+    WT = np.empty((p, block))
     zs = np.empty(n)
     ys = np.empty(n, dtype=y.dtype)
     ws = stable_sort_workspace(n)
     best_r = -1
     best_thr = np.nan
     best_gain = -np.inf
-    for r in range(R):
-        for i in range(n):
-            s = 0.0
-            for j in range(p):
-                if W[r, j] != 0.0:
-                    s += W[r, j] * X[i, j]
-            z[i] = s
-        thr, gain = column_split(z, y, k, msl, total, xlogx, (zs, ys, ws))
-        if gain > best_gain:
-            best_r = r
-            best_thr = thr
-            best_gain = gain
+    for r0 in range(0, R, block):
+        B = min(block, R - r0)
+        _project_block(X, W, r0, B, cols, WT, Z)
+        for b in range(B):
+            thr, gain = column_split(Z[b], y, k, msl, total, xlogx, (zs, ys, ws))
+            if gain > best_gain:
+                best_r = r0 + b
+                best_thr = thr
+                best_gain = gain
     return best_r, best_thr, best_gain
 
 

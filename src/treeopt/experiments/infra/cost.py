@@ -22,8 +22,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     rf                        T n L q           scikit-learn's trees, q features tried per node
     cart                      n p d
     co2_tree                  n p d
-    random_oblique_tree       R n d (p + 56)    R random hyperplanes per node; + 56: the sort and gain sweep of
-                                                 each projection (RANDOM_OBLIQUE_FIXED_FEATURES)
+    random_oblique_tree       R n d (p + 75)    R random hyperplanes per node; + 75: the sort and gain sweep of
+                                                 each projection (RANDOM_OBLIQUE_FIXED_FEATURES); x
+                                                 RANDOM_OBLIQUE_TWO_VALUED_FACTOR on two-valued features
     oc1_tree                  restarts n p d    p + 1 coordinate line searches a cycle, each over the node's
                                                  points (radix-sorted: linear in n); x OC1_TWO_VALUED_FACTOR
                                                  when every feature takes two values (one-hot, Connect-4)
@@ -81,10 +82,17 @@ SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
 # p: 3.5, 2.3 and 5.1 microseconds.
 CO2_FIXED_FEATURES = 160
 # A random oblique split's work per row and hyperplane that does not grow with p (the projection's sort and the
-# information-gain sweep over its thresholds) costs as much as about this many features' multiply-adds: fitted on
-# in-process fits of the calibration runs' trees (CPU per row x hyperplane x level: SatImage p = 36 5.5e-8 s,
-# Letter p = 16 5.7e-8 s, Fashion-MNIST p = 784 5.7e-7 s; c (p + F) with c = 6.8e-10 s gives F = 56).
-RANDOM_OBLIQUE_FIXED_FEATURES = 56
+# information-gain sweep over its thresholds) costs as much as about this many features' multiply-adds: set with
+# the coefficient from two fits at the paper profile's sizes after the projections were blocked (#37, 2026-11-28,
+# benchmarks/cost_runs.py check, idle machine: CPU per row x hyperplane x level Fashion-MNIST p = 784 2.01e-7 s,
+# Letter p = 16 2.13e-8 s; c (p + F) through both gives c = 2.34e-10 s, F = 75). Was 56 with c = 6.8e-10 before the
+# blocking, when a projection's multiply-adds took 3.5x longer and the sort the same.
+RANDOM_OBLIQUE_FIXED_FEATURES = 75
+# A random oblique tree on features of two values (one-hot: Connect-4) costs this many times more per unit: one fit at
+# the paper profile's size (Connect-4 depth 10, 100 hyperplanes, 44,000 rows, 1.27e-7 CPU-s per row x hyperplane x
+# level against c (p + F)'s 4.7e-8). The same run took 7.05 CPU-s before the blocking and 7.07 after: its
+# projections were never its main cost (sums of a few of 126 one-hot weights crowd, and crowded columns sort slowly).
+RANDOM_OBLIQUE_TWO_VALUED_FACTOR = 2.7
 # An OC1 Forest tree's work per point and level that does not grow with p (the line searches' sweeps and sorts over
 # the node's points, the offset search) costs as much as about this many features: one tree of the forest timed at
 # the paper profile's sizes (#37, benchmarks/bench_oc1.py, new line search, load 3.6-4.1 on 2 cores): Letter
@@ -258,7 +266,9 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0)
     if family in ("cart", "co2_tree"):
         return n * p * d, n * p
     if family == "random_oblique_tree":
-        return _number(params.get("n_hyperplanes"), 100) * n * (p + RANDOM_OBLIQUE_FIXED_FEATURES) * d, n * p
+        two_valued = RANDOM_OBLIQUE_TWO_VALUED_FACTOR if shape.max_distinct == 2 else 1.0
+        return (_number(params.get("n_hyperplanes"), 100) * n * (p + RANDOM_OBLIQUE_FIXED_FEATURES) * d * two_valued,
+                n * p)
     if family == "oc1_tree":  # restarts x cycles of p + 1 line searches over the node's points, at each level
         two_valued = OC1_TWO_VALUED_FACTOR if shape.max_distinct == 2 else 1.0
         return _number(params.get("n_restarts"), 20) * n * p * d * two_valued, n * p
