@@ -97,6 +97,10 @@ def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_pat
     done = snakemake(root, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     read = [r for r in plan.runs.values() if r.path_run is not None]
+    from treeopt.experiments.run.folders import is_run_folder
+
+    for source in {r.path_run for r in read}:  # a path run's folder is a run folder (a rerun may replace it)
+        assert (root / source / "path_models.npz").is_file() and is_run_folder(root / source)
     for run in read:
         metrics = json.loads((root / run.dir / "metrics.json").read_text())
         assert metrics["from_path"]["run"] == run.path_run

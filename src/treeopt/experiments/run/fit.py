@@ -172,31 +172,28 @@ def _add_tree_extras(tree, estimator, trees, X_fit):
     tree.update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
 
 
-PATH_MODELS = "path_models"  # the folder of a path run's model files, one per path step before the last
-
-
-def path_model_name(step):
-    return f"{PATH_MODELS}/step{step}.npz"
+PATH_MODELS = "path_models.npz"  # a path run's trees at the steps before its last, tree i at step i (a tree file)
 
 
 def _path_runs(estimator, task, split, parts, X_stats, X_fit, y_fit, X_val, y_val, model_path):
     """What a run of each earlier C of a warm-started path would record (the estimator's ``path_step``; TAO Sec.
     4): one dict per step but the last (this run), with its ``C``, ``train``/``val``/``test``, ``tree`` and ``path``
-    as a run with that C writes them, ``fit_seconds`` the initial tree's plus the steps' so far, and its model
-    under ``path_models/`` when this run keeps one. A candidate of a selection over C reads its step from here
-    instead of fitting the same steps again (config ``path: C``; :func:`treeopt.experiments.run.runner.run_from_path`).
+    as a run with that C writes them and ``fit_seconds`` the initial tree's plus the steps' so far; when this run
+    keeps a model, the steps' trees go to ``path_models.npz`` beside it (tree i: step i). A candidate of a selection
+    over C reads its step from here instead of fitting the same steps again (config ``path: C``;
+    :func:`treeopt.experiments.run.runner.run_from_path`).
     """
-    out = []
+    out, step_trees = [], []
     for step in range(len(estimator.path_trees_) - 1):
         at = estimator.path_step(step)
-        path_file = None if model_path is None else model_path.parent / path_model_name(step)
-        if path_file is not None:
-            path_file.parent.mkdir(exist_ok=True)
-        measured, trees = _measure_fitted(at, task, split, parts, X_stats, path_file)
+        measured, trees = _measure_fitted(at, task, split, parts, X_stats, None)
         _add_tree_extras(measured["tree"], at, trees, X_fit)
+        step_trees.extend(trees)
         seconds = at.fit_stats_.get("init_seconds", 0.0) + sum(p["fit_seconds"] for p in at.path_)
         out.append({"step": step, "C": at.path_[-1]["C"], **measured, "fit_seconds": seconds,
                     "path": _metrics.path_metrics(at, split, X_fit, y_fit, X_val, y_val)})
+    if model_path is not None:
+        save_trees(model_path.parent / PATH_MODELS, step_trees)
     return out
 
 

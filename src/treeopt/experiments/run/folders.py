@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz"})
+# path_models.npz: the trees of a warm-started path's earlier steps (TAO; run.fit._path_runs)
+RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz", "path_models.npz"})
 SNAKEMAKE_MARK = ".snakemake_timestamp"  # Snakemake's own file in a directory output (its time is the output's)
 TMP_MARKER = ".treeopt-run-tmp"
 _TMP_NAME = re.compile(r"^\.(?P<run>.+)\.tmp-p(?P<pid>\d+)-[A-Za-z0-9_]+$")
@@ -36,7 +37,8 @@ class RunFolderError(ValueError):
 
 def is_run_folder(path):
     """True when ``path`` is a folder a run wrote: a ``params.yaml`` naming dataset, method, params and seed,
-    and nothing but run files (``params.yaml``, ``metrics.json``, ``model.npz``, ``log.txt``; no sub-folders)."""
+    and nothing but run files (``params.yaml``, ``metrics.json``, ``model.npz``, ``log.txt``, ``segmentation.npz``,
+    ``path_models.npz``; no sub-folders)."""
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False

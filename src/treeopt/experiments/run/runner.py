@@ -9,6 +9,7 @@ in before the estimator is built, so ``params.yaml`` and ``metrics.json`` hold t
 """
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -213,12 +214,16 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
                     setup["params"][path_param], path_run, step["step"])
         keep = spec.keeps_model if save_model is None else save_model
         if keep:
-            from .fit import path_model_name
+            from ...trees import iter_trees, save_trees
+            from .fit import PATH_MODELS
 
-            source = Path(path_run) / path_model_name(step["step"])
+            source = Path(path_run) / PATH_MODELS
             if not source.is_file():
-                raise ValueError(f"{source}: missing; the path run kept no model of its step {step['step']}")
-            shutil.copyfile(source, tmp / "model.npz")
+                raise ValueError(f"{source}: missing; the path run kept no models of its steps")
+            tree = next(itertools.islice(iter_trees(source), step["step"], None), None)
+            if tree is None:
+                raise ValueError(f"{source}: holds no tree of step {step['step']}")
+            save_trees(tmp / "model.npz", [tree])
         result = {**{k: metrics[k] for k in ("dataset", "method", "seed", "n_train", "n_val", "n_test",
                                              "compile_seconds", "fit_compile_seconds", "versions", "git_commit")},
                   "params": setup["params"],
