@@ -36,7 +36,7 @@ TINY_PATH = {
 
 
 def _without(metrics, keys=TIMINGS):
-    out = {k: v for k, v in metrics.items() if k not in keys and k != "from_path"}
+    out = {k: v for k, v in metrics.items() if k not in keys and k not in ("from_path", "from_candidate")}
     out["tree"] = {k: v for k, v in out["tree"].items() if k not in PATH_TIMINGS}
     out["path"] = [{k: v for k, v in step.items() if k not in PATH_TIMINGS} for step in out.get("path", [])]
     out["path_runs"] = [_without(step, TIMINGS + ("step",)) for step in out.get("path_runs", [])]
@@ -66,6 +66,17 @@ def test_paper_profile_reads_tao_table1s_c_grid_off_one_path_per_depth_and_start
     runs = [r for r in plan.runs.values() if r.method == "tao_oblique" and r.dataset == "mnist"
             and dict(r.params).get("tol") == 0]
     assert len(runs) == 81 and sum(r.path_run is None for r in runs) == 9
+
+
+def test_only_a_final_run_that_is_its_chosen_candidates_fit_is_charged_as_a_read():
+    from treeopt.experiments.infra.cost_plan import reads_chosen_candidate
+
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    tao, = plan.find(experiment="tao_table1", method="tao_oblique", dataset="mnist", seed=0)
+    assert reads_chosen_candidate(plan.finals[tao])  # refit: false, selected at its own (empty) sweep point
+    refit = [f for f in plan.finals.values() if f.refit and f.selection is not None]
+    staged = [f for f in plan.finals.values() if not f.refit and f.stages and f.selection is not None]
+    assert refit and not any(reads_chosen_candidate(f) for f in refit + staged)
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -121,5 +132,19 @@ def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_pat
     selection, = plan.selections.values()
     chosen = yaml.safe_load((root / selection.path).read_text())
     assert len(chosen["candidates"]) == 6
+    # refit: false: the final run is its chosen candidate's fit, read from that candidate's folder
+    final, = plan.finals
+    metrics = json.loads((root / final / "metrics.json").read_text())
+    assert metrics["from_candidate"] == chosen["chosen_run"]
+    candidate = json.loads((root / chosen["chosen_run"] / "metrics.json").read_text())
+    assert {k: v for k, v in metrics.items() if k != "from_candidate"} == candidate
+    setup = yaml.safe_load((root / final / "params.yaml").read_text())
+    assert setup["role"] == "final" and setup["selection"] == selection.path
+    again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / final / "params.yaml"),
+                            "--out", str(tmp_path / "alone" / final)], cwd=root, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    fitted = json.loads((tmp_path / "alone" / final / "metrics.json").read_text())
+    assert "from_candidate" not in fitted and _without(fitted) == _without(metrics)
     second = snakemake(root, "-n")
     assert "Nothing to be done" in second.stdout + second.stderr

@@ -27,7 +27,8 @@ def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, 
     lower value of the method's path parameter whose warm-started path passed through this one's) read off that run's path instead of
     fitted (same run folder)."""
     from treeopt.experiments.run.block_sums import block_setup
-    from treeopt.experiments.run.runner import run, run_from_path
+    from treeopt.experiments.run.reads import run_from_path
+    from treeopt.experiments.run.runner import run
 
     with logged([log]):
         if path_run:
@@ -50,6 +51,17 @@ def _final_params(selection, point, fixed):
     return fixed, None
 
 
+def _chosen_fit(selection, params, refit, stages, blocks):
+    """The chosen candidate's run folder when a final run is that candidate's fit (not refitted, no staged sizes or
+    tree blocks, the chosen parameters unchanged by its sweep values), else None."""
+    from treeopt.experiments.run.selection import read_selection
+
+    if not selection or refit or stages or blocks:
+        return None
+    chosen = read_selection(selection)
+    return chosen.get("chosen_run") if dict(params) == dict(chosen["chosen"]) else None
+
+
 def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
               inherit, stages, blocks=None):
     """A final run: the selected parameters (or the only ones) refit and tested; with ``blocks`` (folders of
@@ -59,12 +71,20 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
 
     with logged([log]):
         params, selection = _final_params(selection, point, fixed)
+        provenance = {"role": "final", "sweep": point, "selection": selection}
+        chosen = _chosen_fit(selection, params, refit, stages, blocks)
+        if chosen:  # refit: false with the chosen candidate's own parameters: that candidate is this run's fit
+            from treeopt.experiments.run.reads import run_from_candidate
+
+            run_from_candidate(output, candidate=chosen, dataset=dataset, method=method, params=params, seed=seed,
+                               split_path=split, n_jobs=n_jobs, provenance=provenance, inherit=inherit)
+            return
         block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         # no experiment name in the record: identical final runs of several experiments or profiles share the
         # folder
         run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split,
             fit_on="trainval" if refit else "train", n_jobs=n_jobs, save_model=save_model,
-            provenance={"role": "final", "sweep": point, "selection": selection}, inherit=inherit, stages=stages,
+            provenance=provenance, inherit=inherit, stages=stages,
             block_trees=block_trees, blocks=list(blocks) if blocks else None)
 
 

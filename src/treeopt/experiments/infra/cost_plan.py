@@ -14,7 +14,8 @@ from .cost import Estimate, dataset_shape, estimate_run, load_model
 
 def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
     """:func:`estimate_run` of a planned candidate (``RunSpec``), final run (``FinalSpec``) or tree block
-    (``BlockSpec``); a candidate read off another's warm-started path (``RunSpec.path_run``) costs a job's start-up.
+    (``BlockSpec``); a candidate read off another's warm-started path (``RunSpec.path_run``), and a final run that
+    reads its chosen candidate (:func:`reads_chosen_candidate`), cost a job's start-up.
     A final run whose parameters are chosen by a selection is costed at the most expensive candidate
     of that selection. A final run split into tree blocks is costed as its merge (:func:`estimate_merge`), each block
     as a forest of its trees (no staged sizes: a block only sums). A grown selection's job
@@ -38,8 +39,19 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
                         processed_dir=processed_dir)
 
 
+def reads_chosen_candidate(spec):
+    """Whether a final run's job reads its chosen candidate's folder instead of fitting (``jobs.final_run``): not
+    refitted, no staged sizes or tree blocks, and its sweep values already every candidate's."""
+    if spec.selection is None or spec.refit or spec.stages or spec.block_trees is not None:
+        return False
+    return all(dict(c.params).get(k, object()) == v for c in spec.selection.candidates for k, v in spec.point)
+
+
 def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
     """A final run's estimate; ``n_trees``: of a forest of that many of its trees instead (a tree block)."""
+    if n_trees is None and reads_chosen_candidate(spec):  # a job's start-up: its candidate was fitted and charged
+        model = model or load_model()
+        return Estimate(float(model.get("start_seconds", 0.0)), float(model["base_mb"]))
     stages = (getattr(spec, "stages", ()) or ()) if n_trees is None else ()
     size = {} if n_trees is None else {"n_estimators": n_trees}
     fit_on = "trainval" if spec.refit else "train"

@@ -9,7 +9,6 @@ in before the estimator is built, so ``params.yaml`` and ``metrics.json`` hold t
 """
 
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -31,10 +30,11 @@ from .folders import (RunFolderError, check_output_folder, folder_logger, is_run
 METRICS_KEYS = ("dataset", "method", "params", "seed", "n_train", "n_val", "n_test", "train", "val", "test",
                 "fit_seconds", "predict_seconds", "compile_seconds", "fit_compile_seconds", "tree", "versions",
                 "git_commit")
-OPTIONAL_KEYS = ("staged", "stages", "path", "path_runs", "from_path", "per_depth", "fit_cpu_seconds")
+OPTIONAL_KEYS = ("staged", "stages", "path", "path_runs", "from_path", "from_candidate", "per_depth",
+                 "fit_cpu_seconds")
 # segmentation Jaccard per forest size; staged sweeps; TAO's C path, what a run of each earlier C of it would record,
-# and (a run read off such a path) where it was read; non-greedy per-depth diagnostics; CPU seconds of a fit made in
-# one call
+# and (a run read off such a path, or off its chosen candidate: run.reads) where it was read; non-greedy per-depth
+# diagnostics; CPU seconds of a fit made in one call
 
 
 def _sha256(path):
@@ -156,96 +156,6 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
         detach()
 
 
-def _path_step(path_run, params, path_param, setup):
-    """(the ``path_runs`` entry of ``path_run`` at ``params[path_param]``, the entries before it, the path run's metrics)
-    after checking that the path
-    run is this run with only ``path_param`` lower (same data, split, method, seed and other parameters)."""
-    other = yaml.safe_load((Path(path_run) / "params.yaml").read_text())
-    metrics = json.loads((Path(path_run) / "metrics.json").read_text())
-    for key in ("dataset", "method", "seed", "fit_on", "split_sha256"):
-        if other.get(key) != setup[key]:
-            raise ValueError(f"{path_run}: its {key} is {other.get(key)!r}, this run's {setup[key]!r}; a run is read "
-                             f"only off the path of the same fit")
-    mine = {k: v for k, v in setup["params"].items() if k != path_param}
-    theirs = {k: v for k, v in other["params"].items() if k != path_param}
-    if mine != theirs:
-        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-        raise ValueError(f"{path_run}: its parameters differ from this run's in {differ}, not only in {path_param}")
-    steps = metrics.get("path_runs")
-    if steps is None:
-        raise ValueError(f"{path_run}: its metrics.json records no path_runs (a run made before they were recorded, "
-                         f"or a fit without a warm-start path); run it again")
-    value = float(setup["params"][path_param])
-    for index, step in enumerate(steps):
-        if float(step[path_param]) == value:
-            return step, steps[:index], metrics
-    raise ValueError(f"{path_param}={value!r} is not a step of {path_run}'s path "
-                     f"({', '.join(repr(s[path_param]) for s in steps)}, then {metrics['params'][path_param]!r})")
-
-
-def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_path, n_jobs=1,
-                  save_model=None, provenance=None, inherit=None):
-    """Write the run folder of the fit with ``params`` from ``path_run``, a run of the same fit with a lower value of
-    the method's path parameter (``Method.path``: TAO's C) whose warm-started path passed through this one (Sec. 4): its ``path_runs`` entry
-    at this value holds what this fit records (the same tree: ``TAOTreeClassifier.path_step``), so nothing is
-    fitted. The folder is the one :func:`run` would write, ``metrics.json`` naming the path run under
-    ``from_path``; ``rerun`` of its ``params.yaml`` fits it."""
-    spec = get_method(method)
-    if not spec.path:
-        raise ValueError(f"method {method!r} has no warm-started path to read a run off")
-    (path_param, _), = spec.path.items()
-    params, inherited = resolve_inherited(params, inherit)
-    provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
-    shown_dir = Path(run_dir)
-    run_dir = Path(os.path.abspath(run_dir))
-    if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
-        raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temporary(run_dir)
-    logger, detach = folder_logger(tmp, "run")
-    try:
-        setup = {"dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
-                 "fit_on": "train", "n_jobs": int(n_jobs), "split": str(split_path),
-                 "split_sha256": _sha256(split_path), **_plain(provenance), "from_path": str(path_run)}
-        setup["repeat"] = f"python -m treeopt.experiments rerun {shown_dir / 'params.yaml'} --out NEW_FOLDER"
-        step, before, metrics = _path_step(path_run, setup["params"], path_param, setup)
-        (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
-        logger.info("%s=%s read off the warm-started path of %s (its step %d), not fitted again", path_param,
-                    setup["params"][path_param], path_run, step["step"])
-        keep = spec.keeps_model if save_model is None else save_model
-        if keep:
-            from ...trees import iter_trees, save_trees
-            from .fit import PATH_MODELS
-
-            source = Path(path_run) / PATH_MODELS
-            if not source.is_file():
-                raise ValueError(f"{source}: missing; the path run kept no models of its steps")
-            tree = next(itertools.islice(iter_trees(source), step["step"], None), None)
-            if tree is None:
-                raise ValueError(f"{source}: holds no tree of step {step['step']}")
-            save_trees(tmp / "model.npz", [tree])
-        result = {**{k: metrics[k] for k in ("dataset", "method", "seed", "n_train", "n_val", "n_test",
-                                             "compile_seconds", "fit_compile_seconds", "versions", "git_commit")},
-                  "params": setup["params"],
-                  **{k: step[k] for k in ("train", "val", "test", "tree", "fit_seconds", "predict_seconds", "path")},
-                  **({"path_runs": before} if before else {}),  # as this C's own fit records its earlier steps
-                  "from_path": {"run": str(path_run), "step": step["step"]}}
-        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
-        (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
-        logger.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
-        logger.info("done")
-        detach()
-        move_into_place(tmp, run_dir)
-        return result
-    except BaseException:
-        logger.exception("run failed")
-        detach()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        detach()
-
-
 def rerun(params_file, out_dir, *, force=False):
     """Repeat the run described by a ``params.yaml`` into ``out_dir``.
 
@@ -258,7 +168,8 @@ def rerun(params_file, out_dir, *, force=False):
         raise RunFolderError(f"{params_file}: not a run's params.yaml (needs dataset, method, params, seed, split)")
     provenance = {k: v for k, v in setup.items() if k not in {"dataset", "method", "params", "seed", "fit_on",
                                                              "n_jobs", "split", "split_sha256", "repeat", "stages",
-                                                             "block_trees", "merged_blocks", "from_path"}}
+                                                             "block_trees", "merged_blocks", "from_path",
+                                                             "from_candidate"}}
     return run(out_dir, dataset=setup["dataset"], method=setup["method"], params=setup["params"],
                seed=setup["seed"], split_path=setup["split"], fit_on=setup.get("fit_on", "train"),
                n_jobs=setup.get("n_jobs", 1),

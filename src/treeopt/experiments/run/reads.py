@@ -1,0 +1,160 @@
+"""Runs read off another run instead of fitted: the same run folder :func:`treeopt.experiments.run.runner.run` would
+write, from work already done.
+
+* :func:`run_from_path`: a candidate whose parameters lie on the warm-started path of another candidate's fit (TAO's C,
+  config ``path: C``; :mod:`treeopt.experiments.plan.paths`) takes that fit's step at its value.
+* :func:`run_from_candidate`: a final run that is not refitted (``refit: false``) and is fitted with exactly its chosen
+  candidate's parameters on the same part takes that candidate's folder.
+
+Each checks that the run it reads is the same fit (data, split, method, seed, part fitted on and every parameter but
+the one a path runs along), names it in ``params.yaml`` and ``metrics.json`` (``from_path`` / ``from_candidate``),
+and keeps the ``repeat`` line, so ``rerun`` of a read run fits it.
+"""
+
+import itertools
+import json
+import os
+import shutil
+from pathlib import Path
+
+import yaml
+
+from ..plan.methods import get_method
+from .folders import RunFolderError, folder_logger, is_run_folder, make_temporary, move_into_place
+from .runner import METRICS_KEYS, OPTIONAL_KEYS, _plain, _sha256, resolve_inherited
+
+SAME_FIT = ("dataset", "method", "seed", "fit_on", "split_sha256")
+
+
+def _setup(run_dir, *, dataset, method, params, seed, split_path, n_jobs, provenance, inherit, source_key, source):
+    params, inherited = resolve_inherited(params, inherit)
+    provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
+    setup = {"dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
+             "fit_on": "train", "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
+             **_plain(provenance), source_key: str(source)}
+    setup["repeat"] = f"python -m treeopt.experiments rerun {Path(run_dir) / 'params.yaml'} --out NEW_FOLDER"
+    return setup
+
+
+def _read_source(source, setup, free=()):
+    """``(params.yaml, metrics.json)`` of the run folder ``source`` after checking it is this run's fit (``free``:
+    parameters allowed to differ)."""
+    other = yaml.safe_load((Path(source) / "params.yaml").read_text())
+    metrics = json.loads((Path(source) / "metrics.json").read_text())
+    for key in SAME_FIT:
+        if other.get(key) != setup[key]:
+            raise ValueError(f"{source}: its {key} is {other.get(key)!r}, this run's {setup[key]!r}; a run is read "
+                             f"only off the same fit")
+    mine = {k: v for k, v in setup["params"].items() if k not in free}
+    theirs = {k: v for k, v in other["params"].items() if k not in free}
+    if mine != theirs:
+        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        raise ValueError(f"{source}: its parameters differ from this run's in {differ}"
+                         + (f", not only in {', '.join(free)}" if free else ""))
+    return other, metrics
+
+
+def _write(run_dir, setup, fill):
+    """Write the run folder ``run_dir`` from ``setup`` (params.yaml) and ``fill(tmp, logger) -> metrics``, in a
+    hidden temporary renamed into place (as :func:`treeopt.experiments.run.runner.run` does)."""
+    shown_dir = Path(run_dir)
+    run_dir = Path(os.path.abspath(run_dir))
+    if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
+        raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temporary(run_dir)
+    logger, detach = folder_logger(tmp, "run")
+    try:
+        (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
+        result = fill(tmp, logger)
+        result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
+        (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
+        logger.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
+        logger.info("done")
+        detach()
+        move_into_place(tmp, run_dir)
+        return result
+    except BaseException:
+        logger.exception("run failed")
+        detach()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        detach()
+
+
+def _path_step(metrics, path_run, path_param, value):
+    """(the ``path_runs`` entry of a path run's ``metrics`` at ``path_param = value``, the entries before it)."""
+    steps = metrics.get("path_runs")
+    if steps is None:
+        raise ValueError(f"{path_run}: its metrics.json records no path_runs (a run made before they were recorded, "
+                         f"or a fit without a warm-start path); run it again")
+    for index, step in enumerate(steps):
+        if float(step[path_param]) == float(value):
+            return step, steps[:index]
+    raise ValueError(f"{path_param}={value!r} is not a step of {path_run}'s path "
+                     f"({', '.join(repr(s[path_param]) for s in steps)}, then {metrics['params'][path_param]!r})")
+
+
+def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_path, n_jobs=1,
+                  save_model=None, provenance=None, inherit=None):
+    """Write the run folder of the fit with ``params`` from ``path_run``, a run of the same fit with a lower value of
+    the method's path parameter (``Method.path``: TAO's C) whose warm-started path passed through this one (Sec. 4):
+    its ``path_runs`` entry at this value holds what this fit records (the same tree:
+    ``TAOTreeClassifier.path_step``), so nothing is fitted. ``metrics.json`` names the path run under ``from_path``."""
+    spec = get_method(method)
+    if not spec.path:
+        raise ValueError(f"method {method!r} has no warm-started path to read a run off")
+    (path_param, _), = spec.path.items()
+    setup = _setup(run_dir, dataset=dataset, method=method, params=params, seed=seed, split_path=split_path,
+                   n_jobs=n_jobs, provenance=provenance, inherit=inherit, source_key="from_path", source=path_run)
+
+    def fill(tmp, logger):
+        _, metrics = _read_source(path_run, setup, free=(path_param,))
+        step, before = _path_step(metrics, path_run, path_param, setup["params"][path_param])
+        logger.info("%s=%s read off the warm-started path of %s (its step %d), not fitted again", path_param,
+                    setup["params"][path_param], path_run, step["step"])
+        if spec.keeps_model if save_model is None else save_model:
+            from ...trees import iter_trees, save_trees
+            from .fit import PATH_MODELS
+
+            source = Path(path_run) / PATH_MODELS
+            if not source.is_file():
+                raise ValueError(f"{source}: missing; the path run kept no models of its steps")
+            tree = next(itertools.islice(iter_trees(source), step["step"], None), None)
+            if tree is None:
+                raise ValueError(f"{source}: holds no tree of step {step['step']}")
+            save_trees(tmp / "model.npz", [tree])
+        return {**{k: metrics[k] for k in ("dataset", "method", "seed", "n_train", "n_val", "n_test",
+                                           "compile_seconds", "fit_compile_seconds", "versions", "git_commit")},
+                "params": setup["params"],
+                **{k: step[k] for k in ("train", "val", "test", "tree", "fit_seconds", "predict_seconds", "path")},
+                **({"path_runs": before} if before else {}),  # as this C's own fit records its earlier steps
+                "from_path": {"run": str(path_run), "step": step["step"]}}
+
+    return _write(run_dir, setup, fill)
+
+
+# what a candidate's folder holds besides params.yaml, metrics.json and log.txt, copied as they are
+COPIED_FILES = ("model.npz", "segmentation.npz", "path_models.npz")
+
+
+def run_from_candidate(run_dir, *, candidate, dataset, method, params, seed, split_path, n_jobs=1,
+                       provenance=None, inherit=None):
+    """Write the run folder of a final run that is not refitted (``refit: false``: fitted on the training part) and
+    whose parameters are its chosen candidate's, from that candidate's folder: the same fit (a deterministic
+    learner fits it again bit for bit; a threaded one's table row is then the candidate validation chose).
+    ``metrics.json`` names the candidate under ``from_candidate``."""
+    setup = _setup(run_dir, dataset=dataset, method=method, params=params, seed=seed, split_path=split_path,
+                   n_jobs=n_jobs, provenance=provenance, inherit=inherit, source_key="from_candidate",
+                   source=candidate)
+
+    def fill(tmp, logger):
+        _, metrics = _read_source(candidate, setup)
+        logger.info("the chosen candidate %s is this run's fit (refit: false): read, not fitted again", candidate)
+        for name in COPIED_FILES:
+            if (Path(candidate) / name).is_file():
+                shutil.copyfile(Path(candidate) / name, tmp / name)
+        return {**metrics, "from_candidate": str(candidate)}
+
+    return _write(run_dir, setup, fill)
