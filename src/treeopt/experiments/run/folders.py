@@ -185,3 +185,32 @@ def folder_logger(folder, kind):
             library.setLevel(level)
 
     return logger, detach
+
+
+def write_run_folder(run_dir, fill):
+    """Write the run folder ``run_dir`` through ``fill(tmp, logger) -> result``: into a hidden temporary (with its
+    ``log.txt``) renamed into place when ``fill`` returns, removed when it fails, so nothing half-written ever looks
+    finished. An existing folder is replaced only when it is a run folder (:func:`is_run_folder`); anything else
+    there is left alone (RunFolderError). Returns ``fill``'s result."""
+    shown_dir = Path(run_dir)
+    run_dir = Path(os.path.abspath(run_dir))
+    if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
+        raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
+    if run_dir.is_symlink() or (run_dir.exists() and not run_dir.is_dir()):
+        raise RunFolderError(f"{shown_dir}: exists and is not a folder; it is left alone")
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temporary(run_dir)
+    logger, detach = folder_logger(tmp, "run")
+    try:
+        result = fill(tmp, logger)
+        logger.info("done")
+        detach()
+        move_into_place(tmp, run_dir)
+        return result
+    except BaseException:
+        logger.exception("run failed")
+        detach()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        detach()

@@ -13,14 +13,13 @@ and keeps the ``repeat`` line, so ``rerun`` of a read run fits it.
 
 import itertools
 import json
-import os
 import shutil
 from pathlib import Path
 
 import yaml
 
 from ..plan.methods import get_method
-from .folders import RunFolderError, folder_logger, is_run_folder, make_temporary, move_into_place
+from .folders import write_run_folder
 from .runner import METRICS_KEYS, OPTIONAL_KEYS, _plain, _sha256, resolve_inherited
 
 SAME_FIT = ("dataset", "method", "seed", "fit_on", "split_sha256")
@@ -55,32 +54,18 @@ def _read_source(source, setup, free=()):
 
 
 def _write(run_dir, setup, fill):
-    """Write the run folder ``run_dir`` from ``setup`` (params.yaml) and ``fill(tmp, logger) -> metrics``, in a
-    hidden temporary renamed into place (as :func:`treeopt.experiments.run.runner.run` does)."""
-    shown_dir = Path(run_dir)
-    run_dir = Path(os.path.abspath(run_dir))
-    if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
-        raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temporary(run_dir)
-    logger, detach = folder_logger(tmp, "run")
-    try:
+    """Write the run folder ``run_dir``: ``setup`` as its params.yaml, then ``fill(tmp, logger) -> metrics``
+    (:func:`treeopt.experiments.run.folders.write_run_folder`)."""
+
+    def write(tmp, logger):
         (tmp / "params.yaml").write_text(yaml.safe_dump(setup, sort_keys=False))
         result = fill(tmp, logger)
         result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
         logger.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
-        logger.info("done")
-        detach()
-        move_into_place(tmp, run_dir)
         return result
-    except BaseException:
-        logger.exception("run failed")
-        detach()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        detach()
+
+    return write_run_folder(run_dir, write)
 
 
 def _path_step(metrics, path_run, path_param, value):

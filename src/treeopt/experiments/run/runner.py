@@ -10,8 +10,6 @@ in before the estimator is built, so ``params.yaml`` and ``metrics.json`` hold t
 
 import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +20,7 @@ from ..plan.methods import get_method
 from ..plan.params import is_inherit_marker, split_dotted
 from . import metrics as _metrics
 from .fit import fit_and_measure
-from .folders import (RunFolderError, check_output_folder, folder_logger, is_run_folder, make_temporary,
-                      move_into_place)
+from .folders import RunFolderError, check_output_folder, write_run_folder
 
 # compile_seconds: numba kernels compiled or loaded before the timed fit (infra/warmup.py; 0.0 for learners without
 # kernels); fit_compile_seconds: what numba still spent on them inside the timed fit (0 expected)
@@ -106,15 +103,8 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     params, inherited = resolve_inherited(params, inherit)
     provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
     shown_dir = Path(run_dir)
-    run_dir = Path(os.path.abspath(run_dir))
-    if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
-        raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
-    if run_dir.is_symlink() or (run_dir.exists() and not run_dir.is_dir()):
-        raise RunFolderError(f"{shown_dir}: exists and is not a folder; it is left alone")
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temporary(run_dir)
-    logger, detach = folder_logger(tmp, "run")
-    try:
+
+    def fill(tmp, logger):
         scheduled = slurm_job()
         if scheduled:  # the scheduler's own log of this job (out-of-memory and time-limit kills show there)
             logger.info(scheduled)
@@ -143,17 +133,9 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
                   "git_commit": _metrics.git_commit()}
         result = {key: _plain(result[key]) for key in (*METRICS_KEYS, *OPTIONAL_KEYS) if key in result}
         (tmp / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
-        logger.info("done")
-        detach()
-        move_into_place(tmp, run_dir)
         return result
-    except BaseException:
-        logger.exception("run failed")
-        detach()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        detach()
+
+    return write_run_folder(run_dir, fill)
 
 
 def rerun(params_file, out_dir, *, force=False):
