@@ -318,3 +318,21 @@ def test_a_co2_segmentation_fit_is_charged_its_grid_points_epochs():
     assert fit_part({"nu": 4, "learning_rate": 1e-5}) == pytest.approx(slow * measured)
     assert cost.fit_factor(entry, {"nu": 2, "learning_rate": 1e-4}) == 1.0
     assert cost.fit_factor(model["methods"]["seg_rf"], {"nu": 4, "learning_rate": 1e-5}) == 1.0
+
+
+def test_a_segmentation_candidate_is_charged_without_the_test_images_it_does_not_label():
+    """jobs.candidate_run labels no test image for segmentation (the choice reads validation): the paper profile's
+    seg_co2 candidates and their blocks are charged their validation and training images only, less than a run that
+    labels the 250 LFW test images too; a final run is charged them."""
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    run = next(r for r in plan.runs.values() if r.method == "seg_co2")
+    block = plan.blocks[run.block_dir(*run.blocks[0])]
+    params = {**dict(block.final.params), "n_estimators": block.stop - block.first}
+    with_test = cost.estimate_run("seg_co2", params, "lfw_parts", fit_on="train")
+    charged = cost_plan.estimate_spec(block, plan.profile)
+    assert charged.cpu_seconds < 0.9 * with_test.cpu_seconds
+    assert charged.cpu_seconds == cost.estimate_run("seg_co2", params, "lfw_parts", fit_on="train",
+                                                    score_test=False).cpu_seconds
+    final = next(f for f in plan.finals.values() if f.method == "seg_co2" and f.blocks)
+    final_block = plan.blocks[final.block_dir(*final.blocks[0])]
+    assert cost_plan.estimate_spec(final_block, plan.profile).cpu_seconds > charged.cpu_seconds

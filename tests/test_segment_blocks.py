@@ -143,3 +143,37 @@ def test_a_damaged_block_is_refused_and_an_interrupted_block_leaves_nothing(tmp_
         run_block(tmp_path / "late" / "trees0-2", trees=range(0, 2), block_trees=2, **kwargs)
     assert not (tmp_path / "late" / "trees0-2").exists()
     assert not [p for p in (tmp_path / "late").iterdir()]  # no temporary left either
+
+
+@pytest.mark.parametrize("method, extra", METHODS[:2])
+def test_a_candidate_labels_no_test_image_and_scores_validation_as_a_run_that_does(tmp_path, faces_split, method,
+                                                                                     extra):
+    """A segmentation candidate (score_test=False; jobs.candidate_run) skips the test images, whose labelling is a
+    sixth of a candidate's CPU at LFW size and which no choice reads: its validation and training scores, staged
+    validation Jaccard and trees are those of the same run scoring test, in one job and merged from blocks; its
+    rerun repeats it."""
+    split_path, _ = faces_split
+    kwargs = dict(dataset="faces", method=method, params={**COMMON, **extra}, seed=2, split_path=split_path,
+                  fit_on="train", n_jobs=2, save_model=True, block_trees=4)
+    full = run(tmp_path / "full", **kwargs)
+    alone = run(tmp_path / "alone", score_test=False, **kwargs)
+    dirs = []
+    for trees in block_ranges(10, 4):
+        dirs.append(tmp_path / "blocks" / f"trees{trees.start}-{trees.stop}")
+        run_block(dirs[-1], trees=trees, score_test=False, **{k: v for k, v in kwargs.items()})
+    merged = run(tmp_path / "merged", score_test=False, blocks=dirs, **kwargs)
+    with np.load(dirs[0] / "sums.npz") as sums:
+        assert "test_sum" not in sums.files and "val_sum" in sums.files
+    for candidate in (alone, merged):
+        assert candidate["test"] == {} and "test_jaccard" not in candidate["staged"]
+        assert candidate["val"] == full["val"] and candidate["train"] == full["train"] and candidate["val"]
+        assert candidate["staged"]["val_jaccard"] == full["staged"]["val_jaccard"]
+        assert candidate["tree"] == full["tree"]
+    assert _without_timings(merged) == _without_timings(alone)
+    with np.load(tmp_path / "alone" / "segmentation.npz") as arrays:
+        assert "test_pred" not in arrays.files
+    assert yaml.safe_load((tmp_path / "alone" / "params.yaml").read_text())["score_test"] is False
+    from treeopt.experiments.run.runner import rerun
+
+    again = rerun(tmp_path / "alone" / "params.yaml", tmp_path / "again")
+    assert _without_timings(again) == _without_timings(alone)

@@ -247,4 +247,6 @@ def block_job_params(block):
         save_model=final.save_model,
         trees=[block.first, block.stop],
         block_trees=final.block_trees,
+        # a candidate's block (a final run's blocks keep the params they had: no rerun of finished ones)
+        **({} if hasattr(final, "refit") else {"candidate": True}),
     )

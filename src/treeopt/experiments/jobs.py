@@ -6,6 +6,7 @@ own process). Each job writes its output and traceback to its log file
 (:func:`~treeopt.experiments.infra.joblog.logged`).
 """
 
+import json
 from pathlib import Path
 
 from treeopt.experiments.infra.joblog import logged
@@ -39,7 +40,16 @@ def candidate_run(*, log, output, dataset, method, params, seed, split, n_jobs, 
         block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         run(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split, fit_on="train",
             n_jobs=n_jobs, save_model=save_model, provenance={"role": "candidate"}, inherit=inherit,
-            block_trees=block_trees, blocks=list(blocks) if blocks else None)
+            block_trees=block_trees, blocks=list(blocks) if blocks else None, score_test=_candidate_scores_test(method))
+
+
+def _candidate_scores_test(method):
+    """Whether a candidate run of ``method`` labels the test part: not for segmentation (its choice reads validation,
+    and at LFW size the 250 test images were a sixth of a candidate's CPU); rows are scored on test (cheap, and a
+    ``refit: false`` final run reads its chosen candidate's metrics)."""
+    from treeopt.experiments.plan.methods import get_method
+
+    return get_method(method).task != "segmentation"
 
 
 def _final_params(selection, point, fixed):
@@ -59,7 +69,11 @@ def _chosen_fit(selection, params, refit, stages, blocks):
     if not selection or refit or stages or blocks:
         return None
     chosen = read_selection(selection)
-    return chosen.get("chosen_run") if dict(params) == dict(chosen["chosen"]) else None
+    run = chosen.get("chosen_run")
+    if not run or dict(params) != dict(chosen["chosen"]):
+        return None
+    # a candidate that labelled no test image (segmentation) is fitted again as the final run
+    return run if json.loads((Path(run) / "metrics.json").read_text()).get("test") else None
 
 
 def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
@@ -89,15 +103,17 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
 
 
 def forest_block(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
-                 inherit, stages, trees, block_trees):
-    """One tree block of a run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet merged."""
+                 inherit, stages, trees, block_trees, candidate=False):
+    """One tree block of a run's forest (trees ``trees[0]..trees[1]-1``): fitted and summed, not yet merged;
+    ``candidate``: the block of a candidate run (which may skip the test part, :func:`_candidate_scores_test`)."""
     from treeopt.experiments.run.blocks import run_block
 
     with logged([log]):
         params, _ = _final_params(selection, point, fixed)
         run_block(output, dataset=dataset, method=method, params=params, seed=seed, split_path=split,
                   trees=tuple(trees), block_trees=block_trees, fit_on="trainval" if refit else "train",
-                  n_jobs=n_jobs, save_model=save_model, inherit=inherit, stages=stages)
+                  n_jobs=n_jobs, save_model=save_model, inherit=inherit, stages=stages,
+                  score_test=not candidate or _candidate_scores_test(method))
 
 
 def select(*, log, runs, metric, output, info):

@@ -243,12 +243,13 @@ def fit_factor(entry, params):
     return 1.0
 
 
-def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0):
+def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0, score_test=True):
     """Units of work of one fit (see the module docstring) and the units of its memory term.
 
     ``score_weight`` (segmentation only): the CPU of scoring one pixel through one tree over that of fitting on one
     window, a method's own number in the model file (scoring reads only the values a tree's nodes test); ``factor``
-    (segmentation only, :func:`fit_factor`): the fit's cost relative to the measured one."""
+    (segmentation only, :func:`fit_factor`): the fit's cost relative to the measured one; ``score_test``
+    (segmentation only): whether the test images are labelled (a candidate labels none)."""
     n = max(shape.n_fit(fit_on), 2)
     p = max(shape.p, 1)
     L = math.log2(n)
@@ -291,7 +292,8 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0)
         T = _size(params, stages, "n_estimators", 16)
         windows = _number(params.get("windows_per_tree"), 256000)
         depth = _number(params.get("max_depth"), 20) or 20
-        scored = (shape.n_test + 5 + (shape.n_val if fit_on == "train" else 0)) * p  # every pixel, through every tree
+        # every pixel, through every tree
+        scored = (shape.n_test * bool(score_test) + 5 + (shape.n_val if fit_on == "train" else 0)) * p
         return T * depth * SEG_FEATURES * (factor * windows + score_weight * scored), windows * SEG_FEATURES
     if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
         samples = min(_number(params.get("max_samples"), n) or n, n)
@@ -318,15 +320,16 @@ def _method_entry(model, method):
 
 
 def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=1, model=None,
-                 processed_dir=None):
-    """CPU seconds and peak memory of one run of ``method`` with ``params`` on ``dataset``."""
+                 processed_dir=None, score_test=True):
+    """CPU seconds and peak memory of one run of ``method`` with ``params`` on ``dataset`` (``score_test=False``: a
+    segmentation candidate, which labels no test image)."""
     model = model or load_model()
     entry = _method_entry(model, method)
     family = entry["family"]
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages, float(entry.get("score_weight", 1.0)),
-                            fit_factor(entry, params))
+                            fit_factor(entry, params), score_test)
     # fixed: what a fit of the family costs whatever its size (its numba kernels loaded from the cache, per-node
     # Python work of a small tree), fitted with cpu on calibration runs of two sizes (benchmarks/cost_runs.py fit)
     fit_cpu = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * units

@@ -26,7 +26,7 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
         if not hasattr(spec.final, "refit"):
             return estimate_run(spec.final.method, {**dict(spec.final.params), "n_estimators": spec.stop - spec.first},
                                 spec.final.dataset, fit_on="train", threads=threads, model=model,
-                                processed_dir=processed_dir)
+                                processed_dir=processed_dir, score_test=False)
         return _estimate_final(spec.final, threads, model, processed_dir, n_trees=spec.stop - spec.first)
     if getattr(spec, "block_trees", None) is not None:
         return estimate_merge(spec, model, processed_dir)
@@ -35,8 +35,9 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
     if getattr(spec, "path_run", None):  # read off another candidate's path (plan.paths): a job's start-up
         model = model or load_model()
         return Estimate(float(model.get("start_seconds", 0.0)), float(model["base_mb"]))
+    # a candidate (a segmentation candidate labels no test image: jobs.candidate_run)
     return estimate_run(spec.method, dict(spec.params), spec.dataset, fit_on="train", threads=threads, model=model,
-                        processed_dir=processed_dir)
+                        processed_dir=processed_dir, score_test=False)
 
 
 def reads_chosen_candidate(spec):
@@ -101,7 +102,8 @@ def estimate_merge(spec, model=None, processed_dir=None):
     shape = dataset_shape(spec.dataset, model, processed_dir)
     merge = model["merge"]
     if get_method(spec.method).task == "segmentation":  # sums per pixel of the scored images (segment_runs)
-        images = shape.n_test + (0 if refit else shape.n_val) + N_TRAIN_SCORED
+        candidate = not hasattr(spec, "refit")  # labels no test image (jobs.candidate_run)
+        images = (0 if candidate else shape.n_test) + (0 if refit else shape.n_val) + N_TRAIN_SCORED
         per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
         ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)
         gb = (len(spec.blocks) + 2 * ends) * per_array  # read every block's sums; two label maps per size scored

@@ -41,12 +41,13 @@ from .folders import TMP_MARKER, folder_logger, make_temporary
 
 
 def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, block_trees, fit_on="trainval",
-              n_jobs=1, save_model=None, inherit=None, stages=None):
+              n_jobs=1, save_model=None, inherit=None, stages=None, score_test=True):
     """Fit trees ``trees`` (a (start, stop) pair or range: one block) of the forest the run ``method`` /
     ``params`` / ``seed`` on ``split_path`` fits, and write the block folder ``block_dir``; returns its record.
 
     The arguments are those of the final run that merges the block (:func:`treeopt.experiments.run.runner.run`);
-    ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps.
+    ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps; ``score_test=False``
+    (a segmentation candidate's block) sums no test image.
     """
     from ..plan.methods import get_method
     from . import runner as _runner
@@ -74,7 +75,7 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
 
             record.update(_runner._plain(run_segmentation_block(
                 tmp, method=method, params=params, seed=seed, split=split, trees=trees, block_trees=block_trees,
-                fit_on=fit_on, n_jobs=n_jobs, keep=keep, log=logger)))
+                fit_on=fit_on, n_jobs=n_jobs, keep=keep, log=logger, score_test=score_test)))
         else:
             record.update(_fit_rows_block(tmp, split, spec, method=method, params=params, seed=seed, trees=trees,
                                           block_trees=block_trees, fit_on=fit_on, n_jobs=n_jobs, keep=keep,

@@ -36,7 +36,7 @@ def fit_parts(split, fit_on):
 
 
 def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None, stages=(), model_path=None,
-                    block_trees=None, blocks=None, block_check=None):
+                    block_trees=None, blocks=None, block_check=None, score_test=True):
     """Fit ``method`` on the split and return (metrics dict without provenance keys, fitted estimator).
 
     ``stages`` ((param, values) pairs, at most one) also scores the fitted model at each of those sizes
@@ -48,7 +48,9 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     ``block_trees``: a bagged forest's tree probabilities are summed in blocks of that many trees (as block jobs
     are merged; :mod:`treeopt.experiments.run.blocks`). ``blocks``: the folders of those block jobs, merged instead
     of fitting (``block_check``: what each must share with this run,
-    :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`).
+    :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`). ``score_test=False`` (segmentation candidates):
+    no test image is labelled (:func:`treeopt.experiments.run.segment_runs.fit_and_measure_segmentation`); rows are
+    always scored on test (cheap, and a ``refit: false`` final reads its chosen candidate's).
     """
     log = log or logging.getLogger(__name__)
     spec = get_method(method)
@@ -61,7 +63,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     if spec.task == "segmentation":
         result, estimator = fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs,
                                                          log=log, block_trees=block_trees, blocks=blocks,
-                                                         block_check=block_check, model_path=model_path)
+                                                         block_check=block_check, model_path=model_path,
+                                                         score_test=score_test)
         return result, estimator
     X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
     X_val, y_val = parts["val"]

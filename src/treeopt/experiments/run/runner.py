@@ -88,7 +88,7 @@ def resolve_inherited(params, inherit):
 
 
 def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n_jobs=1, save_model=None,
-        provenance=None, inherit=None, stages=None, block_trees=None, blocks=None):
+        provenance=None, inherit=None, stages=None, block_trees=None, blocks=None, score_test=True):
     """Fit, measure and write the run folder ``run_dir``; returns the metrics dict.
 
     ``provenance`` (e.g. the selection file a final run used) is recorded in ``params.yaml``. ``inherit``
@@ -97,7 +97,8 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     sweeps); recorded in ``params.yaml`` so that ``rerun`` repeats it. ``block_trees`` (bagged forests) sums the
     trees' probabilities in blocks of that many trees, and ``blocks`` (folders of :func:`treeopt.experiments.run.blocks.
     run_block`) merges those block jobs instead of fitting: the same run folder either way (``block_trees`` is
-    recorded in ``params.yaml``; ``rerun`` fits in one job).
+    recorded in ``params.yaml``; ``rerun`` fits in one job). ``score_test=False``: a segmentation run labels no test
+    image (candidates: :func:`treeopt.experiments.run.fit.fit_and_measure`); recorded as ``score_test: false``.
     """
     stages = {str(k): [_plain(v) for v in vals] for k, vals in dict(stages or {}).items()}
     params, inherited = resolve_inherited(params, inherit)
@@ -112,7 +113,8 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
             **({"stages": stages} if stages else {}),
-            **({"block_trees": int(block_trees)} if block_trees is not None else {}), **_plain(provenance),
+            **({"block_trees": int(block_trees)} if block_trees is not None else {}),
+            **({} if score_test else {"score_test": False}), **_plain(provenance),
         }
         if blocks:
             setup["merged_blocks"] = [str(b) for b in blocks]
@@ -125,7 +127,8 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
                                               model_path=tmp / "model.npz" if keep else None,
                                               block_trees=block_trees, blocks=blocks,
                                               block_check={k: setup[k] for k in ("dataset", "method", "params",
-                                                                                 "seed", "fit_on", "split_sha256")})
+                                                                                 "seed", "fit_on", "split_sha256")},
+                                              score_test=score_test)
         arrays = measured.pop("_arrays", None)
         if arrays is not None:  # segmentation: test label maps for figures
             np.savez_compressed(tmp / "segmentation.npz", **arrays)
@@ -151,8 +154,9 @@ def rerun(params_file, out_dir, *, force=False):
     provenance = {k: v for k, v in setup.items() if k not in {"dataset", "method", "params", "seed", "fit_on",
                                                              "n_jobs", "split", "split_sha256", "repeat", "stages",
                                                              "block_trees", "merged_blocks", "from_path",
-                                                             "from_candidate"}}
+                                                             "from_candidate", "score_test"}}
     return run(out_dir, dataset=setup["dataset"], method=setup["method"], params=setup["params"],
                seed=setup["seed"], split_path=setup["split"], fit_on=setup.get("fit_on", "train"),
                n_jobs=setup.get("n_jobs", 1),
-               provenance=provenance, stages=setup.get("stages"), block_trees=setup.get("block_trees"))
+               provenance=provenance, stages=setup.get("stages"), block_trees=setup.get("block_trees"),
+               score_test=setup.get("score_test", True))

@@ -42,17 +42,19 @@ def _fit_images(split, fit_on):
     return split.X_train, split.y_train
 
 
-def _parts(split, fit_on):
+def _parts(split, fit_on, score_test=True):
     """{"test", "val", "train": (images, label maps)} scored: a refit fits training and validation images and has no
     validation part; "train" is the first 5 fitted images (training images come first, so a merge, which fits
-    nothing, needs no copy of the fitted set)."""
+    nothing, needs no copy of the fitted set). Without ``score_test`` (a candidate: its choice reads validation
+    only) the test part holds no images."""
     refit = fit_on == "trainval"
     X_val, y_val = (split.X_val[:0], split.y_val[:0]) if refit else (split.X_val, split.y_val)
     if split.X_train.shape[0] >= N_TRAIN_SCORED or not refit:
         X_tr, y_tr = split.X_train[:N_TRAIN_SCORED], split.y_train[:N_TRAIN_SCORED]
     else:
         X_tr, y_tr = (part[:N_TRAIN_SCORED] for part in _fit_images(split, fit_on))
-    return {"test": (split.X_test, split.y_test), "val": (X_val, y_val), "train": (X_tr, y_tr)}
+    test = (split.X_test, split.y_test) if score_test else (split.X_test[:0], split.y_test[:0])
+    return {"test": test, "val": (X_val, y_val), "train": (X_tr, y_tr)}
 
 
 def _n_fit(split, fit_on):
@@ -94,33 +96,38 @@ def _result(estimator, parts, scores, maps, sizes):
         jaccard, other = scores[part][sizes[-1]]
         return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, other_key: other}
 
-    staged = {"n_trees": sizes, "test_jaccard": [scores["test"][m][0] for m in sizes],
-              f"test_{other_key}": [scores["test"][m][1] for m in sizes]}
-    result = {"test": pixel_metrics("test"), "val": {}}
+    staged = {"n_trees": sizes}
+    result = {"test": {}, "val": {}}
+    arrays = {"n_trees": np.asarray(sizes)}
+    if parts["test"][0].shape[0]:  # a candidate scores no test images
+        staged.update({"test_jaccard": [scores["test"][m][0] for m in sizes],
+                       f"test_{other_key}": [scores["test"][m][1] for m in sizes]})
+        result["test"] = pixel_metrics("test")
+        truth = parts["test"][1]
+        arrays.update(test_pred=maps["test"].astype(np.int8),
+                      test_image_jaccard=np.asarray([_jaccard(t, p, k) for t, p in zip(truth, maps["test"])]))
     if parts["val"][0].shape[0]:
         result["val"] = pixel_metrics("val")
         staged["val_jaccard"] = [scores["val"][m][0] for m in sizes]
     result["train"] = pixel_metrics("train")
-    truth = parts["test"][1]
-    per_image = np.asarray([_jaccard(t, p, k) for t, p in zip(truth, maps["test"])])
-    arrays = {"test_pred": maps["test"].astype(np.int8), "test_image_jaccard": per_image,
-              "n_trees": np.asarray(sizes)}
     return result, staged, arrays
 
 
 def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None,
-                                 block_trees=None, blocks=None, block_check=None, model_path=None):
+                                 block_trees=None, blocks=None, block_check=None, model_path=None, score_test=True):
     """A segmentation run's metrics (see the module docstring) and its fitted estimator (a merge: the estimator
     set up from the data but holding no trees). ``block_trees``: sums made in blocks of that many trees;
     ``blocks``: the folders of the run's tree block jobs, merged instead of fitting (``block_check``: what each
     must share with this run, :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
-    forest's trees are written (a merge copies them from the blocks, in tree order)."""
+    forest's trees are written (a merge copies them from the blocks, in tree order). Without ``score_test`` (a
+    candidate run) no test image is labelled: its ``test`` metrics are empty (the choice reads validation; at LFW
+    size the 250 test images were a sixth of a candidate's CPU)."""
     from ..infra.precompile import warm_up_listed as warm_up
     from ..infra.warmup import numba_compile_clock
     from ..plan.methods import make_estimator
 
     log = log or logging.getLogger(__name__)
-    parts = _parts(split, fit_on)
+    parts = _parts(split, fit_on, score_test)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     sizes = stage_sizes(n_trees)
@@ -166,12 +173,14 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
                   compile_seconds=compile_seconds, fit_compile_seconds=0.0 if compiling is None else compiling.lock)
     result["tree"] = tree_stats
     result["_arrays"] = arrays
-    log.info("train %s | val %s | test %s | staged test jaccard %s", result["train"], result["val"],
-             result["test"], dict(zip(sizes, np.round(staged["test_jaccard"], 2))))
+    log.info("train %s | val %s | test %s | staged %s jaccard %s", result["train"], result["val"], result["test"],
+             "test" if score_test else "validation",
+             dict(zip(sizes, np.round(staged["test_jaccard" if score_test else "val_jaccard"], 2))))
     return result, estimator
 
 
-def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_trees, fit_on, n_jobs, keep, log):
+def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_trees, fit_on, n_jobs, keep, log,
+                           score_test=True):
     """Fit trees ``trees`` (a range) of the segmentation run's forest and write the block's files into ``tmp``:
     ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set) and, when ``keep``,
     ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
@@ -180,7 +189,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     from ..plan.methods import make_estimator
 
     X_fit, y_fit = _fit_images(split, fit_on)
-    parts = _parts(split, fit_on)
+    parts = _parts(split, fit_on, score_test)
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     check_block_stages(n_trees, int(block_trees))
