@@ -37,7 +37,7 @@ import numpy as np
 
 from ..plan.tree_blocks import BlockError
 from .block_sums import is_block_folder
-from .folders import TMP_MARKER, folder_logger, make_temporary
+from .folders import TMP_MARKER, write_through_temporary
 
 
 def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, block_trees, fit_on="trainval",
@@ -57,10 +57,8 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     block_dir = Path(os.path.abspath(block_dir))
     if block_dir.exists() and not (is_block_folder(block_dir) or (block_dir.is_dir() and not any(block_dir.iterdir()))):
         raise BlockError(f"{block_dir}: exists and is not a block folder; it is left alone")
-    block_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temporary(block_dir)
-    logger, detach = folder_logger(tmp, "block")
-    try:
+
+    def fill(tmp, logger):
         split = _runner._load_split(split_path)
         spec = get_method(method)
         keep = spec.keeps_model if save_model is None else save_model
@@ -84,14 +82,9 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
             record["inherited"] = inherited
         (tmp / "block.json").write_text(json.dumps(record, indent=1) + "\n")
         logger.info("block done: %d trees, fit %.3f s", len(trees), record["fit_seconds"])
-        detach()
-        _replace(tmp, block_dir)
         return record
-    except BaseException:
-        logger.exception("block failed")
-        detach()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    return write_through_temporary(block_dir, fill, "block", _replace)
 
 
 def _fit_rows_block(tmp, split, spec, *, method, params, seed, trees, block_trees, fit_on, n_jobs, keep, stages, log):

@@ -188,27 +188,33 @@ def folder_logger(folder, kind):
 
 
 def write_run_folder(run_dir, fill):
-    """Write the run folder ``run_dir`` through ``fill(tmp, logger) -> result``: into a hidden temporary (with its
-    ``log.txt``) renamed into place when ``fill`` returns, removed when it fails, so nothing half-written ever looks
-    finished. An existing folder is replaced only when it is a run folder (:func:`is_run_folder`); anything else
-    there is left alone (RunFolderError). Returns ``fill``'s result."""
+    """Write the run folder ``run_dir`` through ``fill(tmp, logger) -> result`` (:func:`write_through_temporary`).
+    An existing folder is replaced only when it is a run folder (:func:`is_run_folder`); anything else there is
+    left alone (RunFolderError). Returns ``fill``'s result."""
     shown_dir = Path(run_dir)
     run_dir = Path(os.path.abspath(run_dir))
     if run_dir.exists() and run_dir.is_dir() and any(run_dir.iterdir()) and not is_run_folder(run_dir):
         raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
     if run_dir.is_symlink() or (run_dir.exists() and not run_dir.is_dir()):
         raise RunFolderError(f"{shown_dir}: exists and is not a folder; it is left alone")
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temporary(run_dir)
-    logger, detach = folder_logger(tmp, "run")
+    return write_through_temporary(run_dir, fill, "run", move_into_place)
+
+
+def write_through_temporary(out_dir, fill, what, place):
+    """``fill(tmp, logger) -> result`` into a hidden temporary beside ``out_dir`` (with its ``log.txt``), then
+    ``place(tmp, out_dir)``; when ``fill`` or ``place`` fails the temporary is removed, so nothing half-written ever
+    looks finished. ``what`` names the folder in the log ("run", "block")."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temporary(out_dir)
+    logger, detach = folder_logger(tmp, what)
     try:
         result = fill(tmp, logger)
         logger.info("done")
         detach()
-        move_into_place(tmp, run_dir)
+        place(tmp, out_dir)
         return result
     except BaseException:
-        logger.exception("run failed")
+        logger.exception(f"{what} failed")
         detach()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
