@@ -21,6 +21,8 @@ from pathlib import Path
 
 import yaml
 
+from ..infra.joblog import slurm_job
+
 # path_models.npz: the trees of a warm-started path's earlier steps (TAO; run.fit._path_runs)
 RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz", "path_models.npz"})
 SNAKEMAKE_MARK = ".snakemake_timestamp"  # Snakemake's own file in a directory output (its time is the output's)
@@ -188,7 +190,8 @@ def folder_logger(folder, kind):
 
 
 def write_run_folder(run_dir, fill):
-    """Write the run folder ``run_dir`` through ``fill(tmp, logger) -> result`` (:func:`write_through_temporary`).
+    """Write the run folder ``run_dir`` through ``fill(tmp, logger) -> result`` (:func:`write_through_temporary`),
+    its log naming the SLURM job that writes it, if any.
     An existing folder is replaced only when it is a run folder (:func:`is_run_folder`); anything else there is
     left alone (RunFolderError). Returns ``fill``'s result."""
     shown_dir = Path(run_dir)
@@ -197,7 +200,14 @@ def write_run_folder(run_dir, fill):
         raise RunFolderError(f"{shown_dir}: exists and is not a run folder; it is left alone")
     if run_dir.is_symlink() or (run_dir.exists() and not run_dir.is_dir()):
         raise RunFolderError(f"{shown_dir}: exists and is not a folder; it is left alone")
-    return write_through_temporary(run_dir, fill, "run", move_into_place)
+
+    def logged_fill(tmp, logger):
+        scheduled = slurm_job()
+        if scheduled:  # the scheduler's own log of this job (out-of-memory and time-limit kills show there)
+            logger.info(scheduled)
+        return fill(tmp, logger)
+
+    return write_through_temporary(run_dir, logged_fill, "run", move_into_place)
 
 
 def write_through_temporary(out_dir, fill, what, place):

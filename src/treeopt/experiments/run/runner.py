@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..infra.joblog import slurm_job
 from ..plan.methods import get_method
 from ..plan.params import is_inherit_marker, split_dotted
 from . import metrics as _metrics
@@ -106,9 +105,6 @@ def run(run_dir, *, dataset, method, params, seed, split_path, fit_on="train", n
     shown_dir = Path(run_dir)
 
     def fill(tmp, logger):
-        scheduled = slurm_job()
-        if scheduled:  # the scheduler's own log of this job (out-of-memory and time-limit kills show there)
-            logger.info(scheduled)
         setup = {
             "dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
