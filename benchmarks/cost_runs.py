@@ -128,6 +128,8 @@ CALIBRATION_RUNS = {
 # benchmarks/bench_oc1.py): `fit` leaves them as they are. Small runs of a fast kernel measure the process start.
 SET_AT_SIZE = {"oc1_forest", "oc1_tree", "random_oblique_tree", "tao_oblique"}
 
+# TAO Table 1's fixed parameters in the paper profile (config.yaml tao_table1): the C path, accept, tol
+TAO_TABLE1 = {"warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2], "accept": "always", "tol": 0}
 CHECK_RUNS = {  # cheapest first: `check` runs them in this order
     "cart/connect4/12 (candidate)": ("connect4", "cart", {"max_depth": 12, "min_samples_leaf": 5}, "train", None, 1),
     "gbdt/rgf_synth_q64_reg/1000": ("rgf_synth_q64_reg", "gbdt", {"n_estimators": 1000, "max_leaf_nodes": 64,
@@ -194,11 +196,9 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
         "max_depth": 10, "max_features": "p^0.5", "n_restarts": 10}, "train", None, 1),
     # TAO at Fashion-MNIST's size (TAO Table 1's MNIST grid: CART start, path 100 -> C)
     "tao_oblique/fashion_mnist/8 (tao_table1 candidate, C 3)": ("fashion_mnist", "tao_oblique", {
-        "max_depth": 8, "init": "cart", "C": 3, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
-        "accept": "always", "tol": 0}, "train", None, 1),
+        "max_depth": 8, "init": "cart", "C": 3, **TAO_TABLE1}, "train", None, 1),
     "tao_oblique/letter/12 (tao_table1 candidate, C 0.2)": ("letter", "tao_oblique", {
-        "max_depth": 12, "init": "cart", "C": 0.2, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
-        "accept": "always", "tol": 0}, "train", None, 1),
+        "max_depth": 12, "init": "cart", "C": 0.2, **TAO_TABLE1}, "train", None, 1),
     # random oblique trees at the paper profile's sizes after the blocked projections (issue #37)
     "random_oblique_tree/fashion_mnist/6 (nongreedy_fig2 candidate, 1000 hyperplanes)": (
         "fashion_mnist", "random_oblique_tree", {"max_depth": 6, "n_hyperplanes": 1000}, "train", None, 1),
@@ -208,11 +208,9 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
         "fashion_mnist", "random_oblique_tree", {"max_depth": 12, "n_hyperplanes": 300}, "train", None, 1),
     # the path runs tao_table1 fits since its C grid is read off one path per depth and start (plan.paths)
     "tao_oblique/letter/12 (tao_table1 path run, oc1 start, C 0.1)": ("letter", "tao_oblique", {
-        "max_depth": 12, "init": "oc1", "C": 0.1, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
-        "accept": "always", "tol": 0}, "train", None, 1),
+        "max_depth": 12, "init": "oc1", "C": 0.1, **TAO_TABLE1}, "train", None, 1),
     "tao_oblique/letter/8 (tao_table1 path run, random start, C 0.1)": ("letter", "tao_oblique", {
-        "max_depth": 8, "init": "random", "C": 0.1, "warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2],
-        "accept": "always", "tol": 0}, "train", None, 1),
+        "max_depth": 8, "init": "random", "C": 0.1, **TAO_TABLE1}, "train", None, 1),
     "rf/connect4/1000 (final)": ("connect4", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "trainval",
                                  {"n_estimators": [1, 3, 10, 30, 100, 300, 1000]}, 1),
 }

@@ -15,6 +15,7 @@ from ..infra.precompile import warm_up_listed as warm_up
 from ..infra.warmup import numba_compile_clock
 from ..plan.methods import get_method, make_estimator
 from . import metrics as _metrics
+from .folders import PATH_MODELS
 from .segment_runs import fit_and_measure_segmentation
 from .staged import pick_stages, stage_entries, staged_scores
 from .streamed import fit_streamed, streams
@@ -131,7 +132,7 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
     if getattr(estimator, "path_trees_", None):  # TAO's sparsity path: every C of one warm-started fit
         result["path"] = _metrics.path_metrics(estimator, split, X_fit, y_fit, X_val, y_val)
         if len(estimator.path_trees_) > 1 and hasattr(estimator, "path_step"):
-            result["path_runs"] = _path_runs(estimator, spec.task, split, parts, X_stats, X_fit, y_fit, X_val, y_val,
+            result["path_runs"] = _path_runs(estimator, spec.task, split, parts, X_stats, X_fit, result["path"],
                                              model_path)
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     for param, values in stages:
@@ -175,16 +176,14 @@ def _add_tree_extras(tree, estimator, trees, X_fit):
     tree.update(getattr(estimator, "fit_stats_", None) or {})  # e.g. TAO's time inside LIBLINEAR
 
 
-PATH_MODELS = "path_models.npz"  # a path run's trees at the steps before its last, tree i at step i (a tree file)
-
-
-def _path_runs(estimator, task, split, parts, X_stats, X_fit, y_fit, X_val, y_val, model_path):
+def _path_runs(estimator, task, split, parts, X_stats, X_fit, path, model_path):
     """What a run of each earlier C of a warm-started path would record (the estimator's ``path_step``; TAO Sec.
     4): one dict per step but the last (this run), with its ``C``, ``train``/``val``/``test``, ``tree`` and ``path``
     as a run with that C writes them and ``fit_seconds`` the initial tree's plus the steps' so far; when this run
-    keeps a model, the steps' trees go to ``path_models.npz`` beside it (tree i: step i). A candidate of a selection
-    over C reads its step from here instead of fitting the same steps again (config ``path: C``;
-    :func:`treeopt.experiments.run.runner.run_from_path`).
+    keeps a model, the steps' trees go to ``path_models.npz`` beside it (tree i: step i). ``path``: this run's
+    :func:`~treeopt.experiments.run.metrics.path_metrics`, whose first entries are a shorter path's (the same steps).
+    A candidate of a selection over C reads its step from here instead of fitting the same steps again (config
+    ``path: C``; :func:`treeopt.experiments.run.reads.run_from_path`).
     """
     out, step_trees = [], []
     for step in range(len(estimator.path_trees_) - 1):
@@ -194,7 +193,7 @@ def _path_runs(estimator, task, split, parts, X_stats, X_fit, y_fit, X_val, y_va
         step_trees.extend(trees)
         seconds = at.fit_stats_.get("init_seconds", 0.0) + sum(p["fit_seconds"] for p in at.path_)
         out.append({"step": step, "C": at.path_[-1]["C"], **measured, "fit_seconds": seconds,
-                    "path": _metrics.path_metrics(at, split, X_fit, y_fit, X_val, y_val)})
+                    "path": path[:step + 1]})
     if model_path is not None:
         save_trees(model_path.parent / PATH_MODELS, step_trees)
     return out

@@ -23,8 +23,8 @@ import yaml
 
 from ..infra.joblog import slurm_job
 
-# path_models.npz: the trees of a warm-started path's earlier steps (TAO; run.fit._path_runs)
-RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz", "path_models.npz"})
+PATH_MODELS = "path_models.npz"  # the trees of a warm-started path's earlier steps, tree i at step i (run.fit)
+RUN_FILES = frozenset({"params.yaml", "metrics.json", "model.npz", "log.txt", "segmentation.npz", PATH_MODELS})
 SNAKEMAKE_MARK = ".snakemake_timestamp"  # Snakemake's own file in a directory output (its time is the output's)
 TMP_MARKER = ".treeopt-run-tmp"
 _TMP_NAME = re.compile(r"^\.(?P<run>.+)\.tmp-p(?P<pid>\d+)-[A-Za-z0-9_]+$")

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from ..plan.methods import get_method
-from .folders import write_run_folder
+from .folders import PATH_MODELS, write_run_folder
 from .runner import METRICS_KEYS, OPTIONAL_KEYS, _plain, _sha256, resolve_inherited
 
 SAME_FIT = ("dataset", "method", "seed", "fit_on", "split_sha256")
@@ -101,7 +101,6 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
                     setup["params"][path_param], path_run, step["step"])
         if spec.keeps_model if save_model is None else save_model:
             from ...trees import iter_trees, save_trees
-            from .fit import PATH_MODELS
 
             source = Path(path_run) / PATH_MODELS
             if not source.is_file():
@@ -121,7 +120,7 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
 
 
 # what a candidate's folder holds besides params.yaml, metrics.json and log.txt, copied as they are
-COPIED_FILES = ("model.npz", "segmentation.npz", "path_models.npz")
+COPIED_FILES = ("model.npz", "segmentation.npz", PATH_MODELS)
 
 
 def run_from_candidate(run_dir, *, candidate, dataset, method, params, seed, split_path, n_jobs=1,
