@@ -148,3 +148,81 @@ def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_pat
     assert "from_candidate" not in fitted and _without(fitted) == _without(metrics)
     second = snakemake(root, "-n")
     assert "Nothing to be done" in second.stdout + second.stderr
+
+
+# A depth sweep of OC1 trees grown level by level: every depth's candidates read off the deepest fit (path: max_depth).
+OC1_DEPTH_ENTRY = {"grid": {"n_restarts": [1, 2]}, "path": "max_depth",
+                   "params": {"grow_order": "level", "n_perturbations": 1}}
+TINY_DEPTH = {
+    **{key: TINY[key] for key in ("profile", "data", "datasets")},
+    "profiles": {"tiny": {"seeds": [0], "experiments": {
+        "fig": {"reports": ["nongreedy_fig2"], "datasets": ["wine"], "sweep": {"max_depth": [2, 3, 4]},
+                "methods": {"oc1_tree": OC1_DEPTH_ENTRY}},
+    }}},
+}
+
+
+def test_a_depth_sweep_fits_each_grid_point_once_at_its_largest_depth():
+    plan = plan_of(TINY_DEPTH)
+    without = copy.deepcopy(TINY_DEPTH)
+    del without["profiles"]["tiny"]["experiments"]["fig"]["methods"]["oc1_tree"]["path"]
+    plain = plan_of(without)
+    assert sorted(plan.runs) == sorted(plain.runs) and sorted(plan.selections) == sorted(plain.selections)
+    fitted = [r for r in plan.runs.values() if r.path_run is None]
+    read = [r for r in plan.runs.values() if r.path_run is not None]
+    assert sorted(dict(r.params)["max_depth"] for r in fitted) == [4, 4] and len(read) == 4
+    for run in read:
+        source = plan.runs[run.path_run]
+        assert source.path_run is None and dict(source.params)["max_depth"] == 4
+        assert {k: v for k, v in source.params if k != "max_depth"} == {k: v for k, v in run.params if k != "max_depth"}
+    assert estimate_plan(plan)["fig"].cpu_seconds < estimate_plan(plain)["fig"].cpu_seconds
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"params": {"n_perturbations": 1}}, "needs grow_order: level"),
+    ({"path": "max_depth", "sweep": {"n_perturbations": [1, 2]}}, "max_depth must be a sweep parameter"),
+])
+def test_a_depth_path_that_cannot_hold_is_refused(change, message):
+    config = copy.deepcopy(TINY_DEPTH)
+    entry = config["profiles"]["tiny"]["experiments"]["fig"]["methods"]["oc1_tree"]
+    entry.update(change)
+    if "sweep" in change:
+        entry["params"] = {"grow_order": "level", "max_depth": 3}
+    with pytest.raises(ConfigError, match=message):
+        plan_of(config)
+
+
+def test_paper_profile_reads_fig2s_oc1_and_random_oblique_depths_off_the_depth_18_fit():
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    for method in ("oc1_tree", "random_oblique_tree"):
+        runs = [r for s in plan.selections.values() if s.experiment == "nongreedy_fig2" and s.method == method
+                and s.dataset == "connect4" and s.seed == 0 for r in s.candidates]
+        assert len(runs) == 21 and {dict(plan.runs[r.path_run].params)["max_depth"] for r in runs if r.path_run} == {18}
+        assert sorted(dict(r.params)["max_depth"] for r in runs if r.path_run is None) == [18, 18, 18]
+
+
+def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_would(tmp_path):
+    (tmp_path / "wf").mkdir()
+    root = copy_workflow(tmp_path / "wf", TINY_DEPTH)
+    plan = plan_of(TINY_DEPTH)
+    done = snakemake(root, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    from treeopt.trees import load_trees
+
+    read = [r for r in plan.runs.values() if r.path_run is not None]
+    for run in read:
+        metrics = json.loads((root / run.dir / "metrics.json").read_text())
+        assert metrics["from_path"]["run"] == run.path_run
+        again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run.dir / "params.yaml"),
+                                "--out", str(tmp_path / "alone" / run.dir)], cwd=root, capture_output=True, text=True,
+                               timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+        alone = json.loads((tmp_path / "alone" / run.dir / "metrics.json").read_text())
+        assert "from_path" not in alone and len(alone["path_runs"]) == dict(run.params)["max_depth"] - 1
+        assert _without(alone) == _without(metrics)
+        mine, = load_trees(root / run.dir / "model.npz")
+        theirs, = load_trees(tmp_path / "alone" / run.dir / "model.npz")
+        assert mine.n_nodes == theirs.n_nodes
+        for name in ("left", "right", "feature", "bias", "value", "n_samples"):
+            assert (getattr(mine, name) == getattr(theirs, name)).all()
+        assert (mine.W != theirs.W).nnz == 0

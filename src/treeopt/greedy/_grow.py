@@ -4,10 +4,19 @@ A learner supplies only ``find_split(X_node, y_node, rng, depth) -> NodeSplit | 
 handles the recursion (as an explicit stack, so depth is not limited by Python's recursion limit),
 the stopping rules, routing of the training points and assembly of the shared
 :class:`treeopt.trees.Tree`.
+
+**Growth order.** Depth first (the default) visits a node's whole left subtree before its right child, so the
+random draws a node gets depend on how deep its left neighbours grew: a tree grown to depth 18 does not contain
+the tree grown with the same seed to depth 6. Level order (``level_order=True``) splits every node of depth d,
+left to right, before any node of depth d + 1 and numbers the nodes in that order; the draws of the nodes above
+depth d are then the same whatever the depth limit, so a tree grown to depth D *contains* the tree grown to every
+d < D with the same seed, node for node (:func:`level_order_prefix`; a depth sweep reads every depth off one fit).
 """
 
 from __future__ import annotations
 
+import collections
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,7 +116,7 @@ def route_right(X, split):
 
 
 def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-              rng=None, sample=None):
+              rng=None, sample=None, level_order=False, level_seconds=None):
     """Grow a tree top-down, one node at a time (the greedy procedure of CO2 paper §2).
 
     Parameters
@@ -131,6 +140,13 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
         node gathers only its own rows, and a node's copy is freed before the next node's is made, so growing
         holds at most one node's rows besides ``X`` (the root's: the whole sample). ``y`` then holds the labels
         of the sampled rows (``len(sample)`` of them). The tree equals the one grown on ``X[sample]``.
+    level_order : bool
+        Grow level by level (see the module's "Growth order"): nodes are split and numbered breadth first, so
+        the tree grown with ``max_depth = d`` is :func:`level_order_prefix` of any deeper one (same ``rng``).
+    level_seconds : list, optional
+        With ``level_order``, filled with the seconds (``time.perf_counter``) from the start until every node
+        above depth d was split, for d = 1, 2, ...: entry ``d - 1`` is the growing time of the same tree limited
+        to depth d.
 
     Returns
     -------
@@ -164,10 +180,16 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
         rows.append(None)
         return len(left) - 1
 
-    stack = [(new_node(0), np.arange(n))]
+    start, level = time.perf_counter(), 0
+    stack = collections.deque([(new_node(0), np.arange(n))])
+    take = stack.popleft if level_order else stack.pop
     while stack:
-        node, idx = stack.pop()
+        node, idx = take()
         d = depth[node]
+        if level_order and d > level:  # every node above depth d is split: a depth-d tree's growing time
+            if level_seconds is not None:
+                level_seconds.extend([time.perf_counter() - start] * (d - level))
+            level = d
         y_node = y[idx]
         counts = np.bincount(y_node, minlength=n_classes)
         value[node] = counts / idx.size
@@ -202,13 +224,45 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
         bias[node] = split.bias
         left[node] = new_node(d + 1)
         right[node] = new_node(d + 1)
-        stack.append((right[node], idx[go_right]))
-        stack.append((left[node], idx[~go_right]))
+        if level_order:  # first in, first out: the left child is split first, as depth first does
+            stack.append((left[node], idx[~go_right]))
+            stack.append((right[node], idx[go_right]))
+        else:
+            stack.append((right[node], idx[go_right]))
+            stack.append((left[node], idx[~go_right]))
 
+    if level_order and level_seconds is not None:
+        level_seconds.append(time.perf_counter() - start)  # the deepest level's leaves: the whole tree
     W = _rows_to_csr(rows, p)
     return Tree(np.array(left), np.array(right), W, np.array(bias), np.vstack(value),
                 feature=np.array(feature), depth=np.array(depth), n_samples=np.array(n_samples),
                 value_kind="probabilities")
+
+
+def level_order_prefix(tree, max_depth):
+    """The tree a level-order growth (:func:`grow_tree` with ``level_order=True``) limited to ``max_depth`` gives,
+    from a level-order tree grown deeper with the same random draws: its nodes of depth at most ``max_depth`` (the
+    first ones: level order numbers them first), those at ``max_depth`` made leaves (no split, bias 0, their class
+    frequencies kept), as the shallower growth leaves them. Raises ValueError when ``tree``'s nodes are not numbered
+    level by level."""
+    max_depth = int(max_depth)
+    if max_depth < 0:
+        raise ValueError(f"max_depth must be >= 0, got {max_depth}")
+    if np.any(np.diff(tree.depth) < 0):
+        raise ValueError("the tree's nodes are not numbered level by level (grow it with level_order=True)")
+    m = int(np.searchsorted(tree.depth, max_depth, side="right"))
+    cut = tree.depth[:m] == max_depth
+    left, right = tree.left[:m].copy(), tree.right[:m].copy()
+    left[cut] = -1
+    right[cut] = -1
+    if np.any(left >= m) or np.any(right >= m):  # cannot happen in level order: children follow their level
+        raise ValueError("the tree's nodes are not numbered level by level (grow it with level_order=True)")
+    bias = tree.bias[:m].copy()
+    bias[cut] = 0.0
+    feature = tree.feature[:m].copy()
+    feature[cut] = -2
+    return Tree(left, right, tree.W[:m], bias, tree.value[:m].copy(), feature=feature,
+                n_samples=tree.n_samples[:m].copy(), value_kind=tree.value_kind, x_dtype=tree.x_dtype)
 
 
 def _rows_to_csr(rows, p):

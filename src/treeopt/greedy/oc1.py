@@ -15,7 +15,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._criteria import best_sampled_axis_split, information_gain, separates_perfectly
-from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
+from ._estimator import (GROW_ORDER_CONSTRAINT, GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier,
+                         n_candidate_features)
 from ._grow import NodeSplit, route_right
 from ._oc1 import oc1_search
 
@@ -87,6 +88,11 @@ class OC1TreeClassifier(GreedyTreeClassifier):
         Grow to purity when None.
     min_samples_split, min_samples_leaf : int
     random_state : int, RandomState or None
+    grow_order : {"depth_first", "level"}, default="depth_first"
+        The order nodes are split in, which decides the random draws each node gets. "level" splits every
+        node of a depth before the next depth, so the fit with a larger ``max_depth`` contains the fits with
+        every smaller one (``depth_step``: a depth sweep from one fit); "depth_first" is the order of the
+        earlier versions (their trees, bit for bit).
 
     Attributes
     ----------
@@ -102,10 +108,11 @@ class OC1TreeClassifier(GreedyTreeClassifier):
         "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "n_perturbations": [Interval(Integral, 0, None, closed="left")],
         **GROWTH_CONSTRAINTS,
+        "grow_order": GROW_ORDER_CONSTRAINT,
     }
 
     def __init__(self, max_features="sqrt", n_restarts=20, n_perturbations=5, max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, random_state=None):
+                 min_samples_split=2, min_samples_leaf=1, random_state=None, grow_order="depth_first"):
         self.max_features = max_features
         self.n_restarts = n_restarts
         self.n_perturbations = n_perturbations
@@ -113,6 +120,7 @@ class OC1TreeClassifier(GreedyTreeClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
+        self.grow_order = grow_order
 
     def _split_finder(self, n_classes, n_features):
         return OC1SplitFinder(n_classes, n_features_split=n_candidate_features(self.max_features, n_features),

@@ -16,7 +16,8 @@ from numba import njit
 from sklearn.utils._param_validation import Interval
 
 from ._criteria import _xlogx_table, best_sampled_axis_split, class_counts, column_split, separates_perfectly
-from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
+from ._estimator import (GROW_ORDER_CONSTRAINT, GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier,
+                         n_candidate_features)
 from ._grow import NodeSplit
 from ._oc1 import _feature_scales
 from ._radix import stable_sort_workspace
@@ -170,6 +171,11 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         Grow to purity when None.
     min_samples_split, min_samples_leaf : int
     random_state : int, RandomState or None
+    grow_order : {"depth_first", "level"}, default="depth_first"
+        The order nodes are split in, which decides the random draws each node gets. "level" splits every
+        node of a depth before the next depth, so the fit with a larger ``max_depth`` contains the fits with
+        every smaller one (``depth_step``: a depth sweep from one fit); "depth_first" is the order of the
+        earlier versions (their trees, bit for bit).
 
     Attributes
     ----------
@@ -184,10 +190,11 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         "axis_candidates": ["boolean"],
         "max_features": MAX_FEATURES_CONSTRAINT,
         **GROWTH_CONSTRAINTS,
+        "grow_order": GROW_ORDER_CONSTRAINT,
     }
 
     def __init__(self, n_hyperplanes=100, axis_candidates=False, max_features=None, max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, random_state=None):
+                 min_samples_split=2, min_samples_leaf=1, random_state=None, grow_order="depth_first"):
         self.n_hyperplanes = n_hyperplanes
         self.axis_candidates = axis_candidates
         self.max_features = max_features
@@ -195,6 +202,7 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
+        self.grow_order = grow_order
 
     def _split_finder(self, n_classes, n_features):
         return RandomObliqueSplitFinder(n_classes, n_hyperplanes=self.n_hyperplanes,

@@ -31,7 +31,7 @@ from .identity import check_component, identity_hash
 from .inherit import dataset_task, inherit_source
 from .methods import get_method
 from .params import Inherited, legacy_marker
-from .paths import path_sources
+from .paths import depth_path_source, path_sources
 from .reports import FIGURES, TABLES, table_of
 from .specs import BlockSpec, FinalSpec, Plan, RunSpec, SelectionSpec, grid_points, point_items
 from .tree_blocks import BlockError, block_size, check_block_stages, fit_size
@@ -144,8 +144,14 @@ class _Planner:
                 params = {**fixed, **g, **dict(at)}
                 candidates.append(RunSpec(dataset, mname, point_items(params), seed, inherit, data, self.save_model,
                                           *self._blocks(mname, fit_size(mname, params))))
-            if entry.get("path"):  # the grid's values of the path parameter read off one fit per path (plan.paths)
-                where = f"profile {self.profile_name!r}: {ename}.methods.{mname}.path"
+            where = f"profile {self.profile_name!r}: {ename}.methods.{mname}.path"
+            if entry.get("path") == "max_depth" and "max_depth" in get_method(mname).path:  # a depth path (plan.paths)
+                deepest = depth_path_source(mname, dict(candidates[0].params) if candidates else {},
+                                            entry.get("sweep", exp.get("sweep")), where)
+                if deepest is not None:
+                    deep = self.selection(ename, mname, dataset, seed, point_items({**dict(at), "max_depth": deepest}))
+                    candidates = [dataclasses.replace(c, path_run=d.dir) for c, d in zip(candidates, deep.candidates)]
+            elif entry.get("path"):  # the grid's values of the path parameter read off one fit per path (plan.paths)
                 sources = path_sources(mname, entry["path"], [dict(c.params) for c in candidates], where)
                 candidates = [dataclasses.replace(c, path_run=candidates[sources[i]].dir) if i in sources else c
                               for i, c in enumerate(candidates)]

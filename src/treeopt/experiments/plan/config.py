@@ -190,7 +190,7 @@ def check_semantics(config):
                         if split_dotted(key)[0] not in valid:
                             problems.append(name_error(f"{group} parameter", key, sorted(valid), mwhere))
                 if entry.get("path"):
-                    problems.extend(_path_problems(mname, entry, f"{mwhere}.path"))
+                    problems.extend(_path_problems(mname, entry, f"{mwhere}.path", entry.get("sweep", sweep)))
                 for ds in entry.get("datasets") or []:
                     if ds not in exp["datasets"]:
                         problems.append(f"{mwhere}.datasets: {ds!r} is not one of the experiment's data sets")
@@ -205,13 +205,22 @@ def check_semantics(config):
     return problems
 
 
-def _path_problems(method, entry, where):
+def _path_problems(method, entry, where, sweep=None):
     """What is wrong with a method entry's ``path:`` (:func:`treeopt.experiments.plan.paths.path_sources` over its
-    grid with its fixed parameters; inherited ones are checked when the plan is made)."""
-    from .paths import path_sources
+    grid with its fixed parameters, or :func:`~treeopt.experiments.plan.paths.depth_path_source` for a depth path
+    over the ``sweep``; inherited ones are checked when the plan is made)."""
+    from .paths import depth_path_source, path_sources
     from .specs import grid_points
 
     param, grid = entry["path"], entry.get("grid") or {}
+    from .methods import METHODS
+
+    if param == "max_depth" and "max_depth" in getattr(METHODS.get(method), "path", {}):
+        try:
+            depth_path_source(method, {**(entry.get("params") or {})}, sweep, where)
+        except ConfigError as exc:
+            return [str(exc)]
+        return []
     if param not in grid:
         return [f"{where}: {param!r} is not a grid parameter of this method ({', '.join(grid) or 'no grid'})"]
     points = [{**(entry.get("params") or {}), **point} for point in grid_points(grid)]

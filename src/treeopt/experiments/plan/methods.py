@@ -34,6 +34,7 @@ class Method:
     path : ``{parameter: warm-start parameter}`` of a learner fitted along a warm-started path whose every step
         is the fit at that step's value (TAO: ``{"C": "warm_start_C"}``, ``path_step``); a grid over the
         parameter may then be read off one fit per path (config ``path:``, :mod:`treeopt.experiments.plan.build`).
+        ``{"max_depth": None}``: a level-order tree contains the same fit at every smaller depth (``depth_step``).
     """
 
     name: str
@@ -148,8 +149,10 @@ register("gbdt", "sklearn.ensemble:GradientBoostingRegressor", "regression", kin
          fixed={"max_depth": None})
 register("gbdt_clf", "sklearn.ensemble:GradientBoostingClassifier", "classification", kind="boosting",
          fixed={"max_depth": None})
-register("random_oblique_tree", "treeopt.greedy:RandomObliqueTreeClassifier", "classification")
-register("oc1_tree", "treeopt.greedy:OC1TreeClassifier", "classification")
+# Grown with grow_order: level, a tree limited to depth d is the deeper fit's first levels (depth_step; `path: max_depth`).
+register("random_oblique_tree", "treeopt.greedy:RandomObliqueTreeClassifier", "classification",
+         path={"max_depth": None})
+register("oc1_tree", "treeopt.greedy:OC1TreeClassifier", "classification", path={"max_depth": None})
 register("oc1_forest", "treeopt.forest:OC1ForestClassifier", "classification", kind="forest")
 register("co2_tree", "treeopt.greedy:CO2TreeClassifier", "classification")
 register("co2_forest", "treeopt.forest:CO2ForestClassifier", "classification", kind="forest")

@@ -7,6 +7,12 @@ them, and its step at c is the candidate with C = c, tree for tree (``TAOTreeCla
 ``path: C`` on a method entry the candidate at every other C is read off that fit (``RunSpec.path_run``; its job
 copies the step, :func:`treeopt.experiments.run.runner.run_from_path`): the same candidates, folders and choice,
 one fit per path instead of one per C. The method says which parameter holds the path (``Method.path``).
+
+**Depth paths** (``path: max_depth``; OC1 and random oblique trees grown with ``grow_order: level``): a tree grown
+level by level to depth D contains the tree grown to every smaller depth, node for node
+(:func:`treeopt.greedy._grow.level_order_prefix`). When ``max_depth`` is a sweep parameter, every candidate at a
+smaller depth is read off the candidate with the same grid point at the sweep's largest depth
+(:func:`depth_path_source`), though they belong to different selections (each depth is still tuned on its own).
 """
 
 import json
@@ -62,3 +68,24 @@ def path_sources(method, param, points, where="path"):
                                   f"drop the path")
             out[index] = low
     return out
+
+
+def depth_path_source(method, params, sweep, where="path"):
+    """The sweep values at which the candidate with ``params`` (its full parameter dict) is fitted when it is read
+    off a depth path (``path: max_depth``): ``max_depth`` at the largest value of the ``sweep`` (a dict of lists),
+    or None when ``params`` is at that depth already. Raises ConfigError when the method has no depth path, the
+    fit is not grown level by level or ``max_depth`` is not swept over numbers."""
+    spec = get_method(method)
+    if spec.path.get("max_depth", "missing") is not None:
+        known = ", ".join(spec.path) or "none"
+        raise ConfigError(f"{where}: 'max_depth': method {method!r} cannot read a depth off a deeper fit (its path "
+                          f"parameters: {known})")
+    if params.get("grow_order") != "level":
+        raise ConfigError(f"{where}: reading max_depth off a deeper fit needs grow_order: level in the method's "
+                          f"params (a depth-first tree grown deeper draws differently), got "
+                          f"{params.get('grow_order', 'depth_first')!r}")
+    depths = (sweep or {}).get("max_depth")
+    if not isinstance(depths, (list, tuple)) or not depths or not all(_number(d) for d in depths):
+        raise ConfigError(f"{where}: max_depth must be a sweep parameter with numeric values, got {depths!r}")
+    deepest = max(depths)
+    return None if params.get("max_depth") == deepest else deepest

@@ -134,6 +134,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         if len(estimator.path_trees_) > 1 and hasattr(estimator, "path_step"):
             result["path_runs"] = _path_runs(estimator, spec.task, split, parts, X_stats, X_fit, result["path"],
                                              model_path)
+    if getattr(estimator, "grow_order", None) == "level" and (estimator.max_depth or 0) > 1:
+        result["path_runs"] = _depth_runs(estimator, spec.task, split, parts, X_stats, X_fit, fitted["fit_seconds"])
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     for param, values in stages:
         if "labels" in fitted:
@@ -196,6 +198,24 @@ def _path_runs(estimator, task, split, parts, X_stats, X_fit, path, model_path):
                     "path": path[:step + 1]})
     if model_path is not None:
         save_trees(model_path.parent / PATH_MODELS, step_trees)
+    return out
+
+
+def _depth_runs(estimator, task, split, parts, X_stats, X_fit, fit_seconds):
+    """What a run of each smaller ``max_depth`` would record, read off a level-order fit (``grow_order="level"``:
+    its tree limited to depth d is the fit with ``max_depth = d``, the estimator's ``depth_step``): one dict per
+    depth 1..max_depth-1 with its ``max_depth``, ``train``/``val``/``test``, ``tree``, ``predict_seconds`` and
+    ``fit_seconds`` this run's minus the growing time below depth d. A candidate of a depth sweep reads its depth
+    from here instead of growing the same levels again (config ``path: max_depth``;
+    :func:`treeopt.experiments.run.reads.run_from_path`, which takes the tree from this run's ``model.npz``)."""
+    out = []
+    below = estimator.growing_seconds()
+    for step, depth in enumerate(range(1, int(estimator.max_depth))):
+        at = estimator.depth_step(depth)
+        measured, trees = _measure_fitted(at, task, split, parts, X_stats, None)
+        _add_tree_extras(measured["tree"], at, trees, X_fit)
+        out.append({"step": step, "max_depth": depth, **measured,
+                    "fit_seconds": max(0.0, fit_seconds - (below - estimator.growing_seconds(depth)))})
     return out
 
 

@@ -2,7 +2,8 @@
 write, from work already done.
 
 * :func:`run_from_path`: a candidate whose parameters lie on the warm-started path of another candidate's fit (TAO's C,
-  config ``path: C``; :mod:`treeopt.experiments.plan.paths`) takes that fit's step at its value.
+  config ``path: C``; :mod:`treeopt.experiments.plan.paths`), or on the levels of a deeper level-order fit (OC1 and
+  random oblique trees with ``grow_order: level``, config ``path: max_depth``), takes that fit's step at its value.
 * :func:`run_from_candidate`: a final run that is not refitted (``refit: false``) and is fitted with exactly its chosen
   candidate's parameters on the same part takes that candidate's folder.
 
@@ -99,7 +100,17 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
         step, before = _path_step(metrics, path_run, path_param, setup["params"][path_param])
         logger.info("%s=%s read off the warm-started path of %s (its step %d), not fitted again", path_param,
                     setup["params"][path_param], path_run, step["step"])
-        if spec.keeps_model if save_model is None else save_model:
+        if (spec.keeps_model if save_model is None else save_model) and spec.path[path_param] is None:
+            # a depth path: the tree is the path run's, limited to this depth (level order numbers it first)
+            from ...greedy._grow import level_order_prefix
+            from ...trees import load_trees, save_trees
+
+            source = Path(path_run) / "model.npz"
+            if not source.is_file():
+                raise ValueError(f"{source}: missing; the path run kept no model")
+            tree, = load_trees(source)
+            save_trees(tmp / "model.npz", [level_order_prefix(tree, setup["params"][path_param])])
+        elif spec.keeps_model if save_model is None else save_model:
             from ...trees import iter_trees, save_trees
 
             source = Path(path_run) / PATH_MODELS
@@ -112,8 +123,9 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
         return {**{k: metrics[k] for k in ("dataset", "method", "seed", "n_train", "n_val", "n_test",
                                            "compile_seconds", "fit_compile_seconds", "versions", "git_commit")},
                 "params": setup["params"],
-                **{k: step[k] for k in ("train", "val", "test", "tree", "fit_seconds", "predict_seconds", "path")},
-                **({"path_runs": before} if before else {}),  # as this C's own fit records its earlier steps
+                **{k: step[k] for k in ("train", "val", "test", "tree", "fit_seconds", "predict_seconds", "path")
+                   if k in step},
+                **({"path_runs": before} if before else {}),  # as this value's own fit records its earlier steps
                 "from_path": {"run": str(path_run), "step": step["step"]}}
 
     return _write(run_dir, setup, fill)
