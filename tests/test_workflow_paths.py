@@ -201,15 +201,43 @@ def test_paper_profile_reads_fig2s_oc1_and_random_oblique_depths_off_the_depth_1
         assert sorted(dict(r.params)["max_depth"] for r in runs if r.path_run is None) == [18, 18, 18]
 
 
+# ... and grown by the tuning rule: every choice of [2, 3] is an edge, so each depth grows to 1 or 6 restarts, and the
+# grown candidates of depths 2 and 3 are read off the depth-4 ones (planned runs with their own jobs)
+TINY_DEPTH_GROW = copy.deepcopy(TINY_DEPTH)
+TINY_DEPTH_GROW["profiles"]["tiny"]["experiments"]["fig"].update(grow={"n_restarts": {"times": 2, "min": 1}})
+TINY_DEPTH_GROW["profiles"]["tiny"]["experiments"]["fig"]["methods"]["oc1_tree"]["grid"] = {"n_restarts": [2, 3]}
+
+
+def test_a_depth_sweeps_grown_candidates_are_read_off_the_deepest_ones_each_made_once():
+    plan = plan_of(TINY_DEPTH_GROW)
+    grown = sorted(plan.grown.values(), key=lambda g: dict(g.at)["max_depth"])
+    assert [g.depth_path for g in grown] == [4, 4, 4]
+    deep = {g.run.dir for g in grown[-1].growth}
+    assert len(deep) == 2 and deep <= set(plan.runs)  # 1 and 6 restarts at depth 4: planned runs of their own
+    for spec in grown[:-1]:
+        assert {g.run.path_run for g in spec.growth} == deep and all(g.run.dir not in plan.runs for g in spec.growth)
+    from treeopt.experiments.infra.cost_plan import estimate_growth
+
+    model = estimate_growth(grown[0])  # a job that reads: its start-up; the deep runs are charged once, as runs
+    assert model.cpu_seconds < 10 and estimate_plan(plan)["fig"].n_runs == len(plan.runs) + len(plan.finals)
+
+
 def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_would(tmp_path):
     (tmp_path / "wf").mkdir()
-    root = copy_workflow(tmp_path / "wf", TINY_DEPTH)
-    plan = plan_of(TINY_DEPTH)
+    root = copy_workflow(tmp_path / "wf", TINY_DEPTH_GROW)
+    plan = plan_of(TINY_DEPTH_GROW)
     done = snakemake(root, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     from treeopt.trees import load_trees
 
     read = [r for r in plan.runs.values() if r.path_run is not None]
+    for spec in plan.grown.values():  # each depth grew one candidate; below depth 4 it is read off depth 4's
+        chosen = yaml.safe_load((root / spec.path).read_text())
+        added, = [g for g in chosen["grown"] if g["added"]]
+        made = next(g.run for g in spec.growth if g.run.dir == added["run"])
+        if made.path_run:
+            read.append(made)
+    assert len(read) == 6
     for run in read:
         metrics = json.loads((root / run.dir / "metrics.json").read_text())
         assert metrics["from_path"]["run"] == run.path_run

@@ -187,13 +187,14 @@ def grown_of(wc):
 def grow_inputs(wc):
     """The plain selection, the split (the job fits), the selection files inherited parameters are read from, and
     the grown candidates that are also planned candidate runs of another selection (made by their own job first,
-    then read: no two jobs write one folder)."""
+    then read: no two jobs write one folder), and the deeper runs a depth path's grown candidates are read off."""
     spec = grown_of(wc)
     inputs = {"selection": spec.base.path, "split": split_of(wc)}
     inherited = sorted({path for _, path in spec.candidates[0].inherit})
     if inherited:
         inputs["inherited"] = inherited
-    planned = sorted({growth.run.dir for growth in spec.growth if growth.run.dir in PLAN.runs})
+    planned = sorted({growth.run.dir for growth in spec.growth if growth.run.dir in PLAN.runs}
+                     | {growth.run.path_run for growth in spec.growth if growth.run.path_run})  # a depth path's
     if planned:
         inputs["planned"] = planned
     return inputs

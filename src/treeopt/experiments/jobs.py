@@ -170,5 +170,12 @@ def grow_selection(*, log, selection, output, growth, steps, dataset, method, se
             fit_on="train", n_jobs=n_jobs, save_model=save_model,
             provenance={"role": "candidate", "grown_for": output}, inherit=inherit)
 
+    def read(entry):  # a depth path's grown candidate: the first levels of the same candidate grown deeper
+        from treeopt.experiments.run.reads import run_from_path
+
+        run_from_path(entry["run"], path_run=entry["path_run"], dataset=dataset, method=method, params=entry["params"],
+                      seed=seed, split_path=split, n_jobs=n_jobs, save_model=save_model,
+                      provenance={"role": "candidate", "grown_for": output}, inherit=inherit)
+
     with logged([log]):
-        grow(selection, growth, output, fit=fit, steps=steps)
+        grow(selection, growth, output, fit=fit, steps=steps, read=read)

@@ -76,6 +76,8 @@ def estimate_growth(spec, threads=1, model=None, processed_dir=None):
     possible grown candidate and the job the sum (peak: the largest); with nothing it can grow, a job's start-up."""
     model = model or load_model()
     cpu, peak, parallel = 0.0, float(model["base_mb"]), 1
+    if getattr(spec, "depth_path", None) is not None:  # reads the deepest depth's grown runs (estimate_plan charges them)
+        return Estimate(float(model.get("start_seconds", 0.0)), peak, 1)
     for param, _ in spec.grow:
         fits = [estimate_run(spec.method, dict(g.run.params), spec.dataset, fit_on="train", threads=threads,
                              model=model, processed_dir=processed_dir) for g in spec.growth if g.param == param]
@@ -169,6 +171,9 @@ def estimate_plan(plan, threads=1, model=None):
             for first, stop in run.blocks:  # a candidate split into tree blocks
                 add(selection.experiment, plan.blocks[run.block_dir(first, stop)], block=True)
     for grown in plan.grown.values():
+        for growth in grown.growth:  # a depth path's grown candidates are read off these (their own jobs)
+            if grown.depth_path is not None:
+                add(grown.experiment, plan.runs[(growth.deep or growth.run).dir])
         add(grown.experiment, grown)
     for final in plan.finals.values():
         add(final.experiment, final)

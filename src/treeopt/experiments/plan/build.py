@@ -145,9 +145,11 @@ class _Planner:
                 candidates.append(RunSpec(dataset, mname, point_items(params), seed, inherit, data, self.save_model,
                                           *self._blocks(mname, fit_size(mname, params))))
             where = f"profile {self.profile_name!r}: {ename}.methods.{mname}.path"
+            depth_path = None
             if entry.get("path") == "max_depth" and "max_depth" in get_method(mname).path:  # a depth path (plan.paths)
                 deepest = depth_path_source(mname, dict(candidates[0].params) if candidates else {},
                                             entry.get("sweep", exp.get("sweep")), where)
+                depth_path = max(entry.get("sweep", exp.get("sweep"))["max_depth"])
                 if deepest is not None:
                     deep = self.selection(ename, mname, dataset, seed, point_items({**dict(at), "max_depth": deepest}))
                     candidates = [dataclasses.replace(c, path_run=d.dir) for c, d in zip(candidates, deep.candidates)]
@@ -158,7 +160,7 @@ class _Planner:
             candidates = tuple(candidates)
             metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
             self.selections[key] = grown_selection(
-                SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data), exp, entry)
+                SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data), exp, entry, depth_path)
             self._making.remove(key)
         return self.selections[key]
 
@@ -247,6 +249,11 @@ def build_plan(config):
         plan.selection_index[(ename, mname, dataset, seed, at)] = selection.path
         if hasattr(selection, "growth"):  # the grown choice; its plain selection below is its input
             _register(plan.grown, selection.path, selection, "grown selection")
+            for growth in selection.growth:  # a depth path's grown candidates at the largest depth: their own jobs
+                if growth.deep is not None:
+                    _register(plan.runs, growth.deep.dir, growth.deep, "run")
+                elif selection.depth_path is not None:  # at the largest depth: the run the others are read off
+                    _register(plan.runs, growth.run.dir, growth.run, "run")
             selection = selection.base
         _register(plan.selections, selection.path, selection, "selection")
         blocked = any(run.block_trees is not None for run in selection.candidates)

@@ -28,7 +28,7 @@ methods without ``grow:`` keep their names and files.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .errors import name_error
@@ -165,6 +165,7 @@ class Growth:
     value: object
     source: object
     run: object
+    deep: object = None  # on a depth path: the same candidate at the sweep's largest depth, which ``run`` is read off
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,10 @@ class GrownSelectionSpec:
 
     base: SelectionSpec
     grow: tuple
+    # a depth path (config ``path: max_depth``; plan.paths): the sweep's largest depth. A grown candidate at a smaller
+    # depth is read off the same candidate at that depth (``Growth.deep``: a planned run with its own job, shared by
+    # the selections of every depth), as the plain candidates are; how the job gets it, not what it chooses.
+    depth_path: object = field(default=None, compare=False)
 
     def __getattr__(self, name):  # experiment, dataset, method, seed, at, candidates, metric, data: the base's
         if name in ("experiment", "dataset", "method", "seed", "at", "candidates", "metric", "data"):
@@ -218,9 +223,12 @@ class GrownSelectionSpec:
                     value = step_past(dict(step), edge, side, integer)
                     if value is not None:
                         params = point_items({**dict(source.params), param: value})
-                        out.append(Growth(param, side, edge, value, source,
-                                          replace(source, params=params, block_trees=None, n_trees=None,
-                                                  path_run=None)))
+                        run = replace(source, params=params, block_trees=None, n_trees=None, path_run=None)
+                        deep = None
+                        if self.depth_path is not None and dict(params).get("max_depth") != self.depth_path:
+                            deep = replace(run, params=point_items({**dict(params), "max_depth": self.depth_path}))
+                            run = replace(run, path_run=deep.dir)
+                        out.append(Growth(param, side, edge, value, source, run, deep))
         return tuple(out)
 
     def job_entries(self):
@@ -228,13 +236,16 @@ class GrownSelectionSpec:
         from .params import plain_params
 
         return [{"param": g.param, "side": g.side, "edge": g.edge, "value": g.value, "from": g.source.dir,
-                 "run": g.run.dir, "params": plain_params(g.run.params)} for g in self.growth]
+                 "run": g.run.dir, "params": plain_params(g.run.params),
+                 **({"path_run": g.run.path_run} if g.run.path_run else {})} for g in self.growth]
 
 
-def grown_selection(base, exp, entry):
-    """``base`` itself when the method entry grows nothing, else its :class:`GrownSelectionSpec`."""
+def grown_selection(base, exp, entry, depth_path=None):
+    """``base`` itself when the method entry grows nothing, else its :class:`GrownSelectionSpec` (``depth_path``: the
+    largest depth of a depth path the entry's candidates are read off)."""
     steps = grow_steps(exp, entry)
     if not steps:
         return base
     return GrownSelectionSpec(base, tuple((p, point_items({k: tuple(v) if isinstance(v, list) else v
-                                                              for k, v in s.items()})) for p, s in steps.items()))
+                                                              for k, v in s.items()})) for p, s in steps.items()),
+                              depth_path)

@@ -26,14 +26,15 @@ def _finished(run_dir):
     return is_run_folder(run_dir) and (Path(run_dir) / "metrics.json").is_file()
 
 
-def grow_selection(selection_path, growth, out_path, *, fit, steps=None):
+def grow_selection(selection_path, growth, out_path, *, fit, steps=None, read=None):
     """Grow the choice of the selection file ``selection_path`` and write the grown selection to ``out_path``.
 
     ``growth``: the planned growable candidates (dicts with ``param``, ``side``, ``edge``, ``value``, ``from``: the
     candidate's run folder, ``run``: the new run's folder, ``params``; see
     :meth:`treeopt.experiments.plan.grow.GrownSelectionSpec.job_entries`); ``steps``: ``{param: step}`` in grid
     order (the axes that may grow; default: those of ``growth``); ``fit(entry)`` makes the run folder
-    ``entry["run"]``. Returns the selection dict."""
+    ``entry["run"]``, or ``read(entry)`` when the entry names a ``path_run`` it is read off (a depth path: the same
+    candidate at a larger depth, made by its own job). Returns the selection dict."""
     base = read_selection(selection_path)
     candidates = list(base["candidates"])
     chosen_run, chosen = base["chosen_run"], base["chosen"]
@@ -48,7 +49,7 @@ def grow_selection(selection_path, growth, out_path, *, fit, steps=None):
         entry = next((g for g in growth if g["from"] == chosen_run and g["param"] == param), None)
         if entry is not None:
             if not _finished(entry["run"]):
-                fit(entry)
+                (read if entry.get("path_run") else fit)(entry)
             candidate = candidate_record(entry["run"])
             candidate["grown"] = param
             candidates.append(candidate)
