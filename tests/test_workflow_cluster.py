@@ -59,7 +59,8 @@ def test_dry_run_plans_the_paper_profile_with_the_slurm_profile(tmp_path):
     from treeopt.experiments.infra.resources import run_mem_mb, run_runtime
 
     final = plan.finals[run_dir]
-    job = out[out.index(run_dir) - 2000:out.index(run_dir) + 2000]
+    at = out.index(f"output: {run_dir}\n")  # the final run's own job (its blocks' folders are named after it)
+    job = out[out.rindex("rule final_run:", 0, at):out.index("resources:", at) + 300]
     mem, minutes = run_mem_mb("paper", final, plan.n_jobs), run_runtime("paper", final, plan.n_jobs)
     assert f"mem_mb={mem}" in job and f"runtime={minutes}" in job, job
     assert "mem_mb=1000" in out

@@ -238,15 +238,29 @@ def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_
         if made.path_run:
             read.append(made)
     assert len(read) == 6
+    # the final runs below depth 4: each read off a fit with its chosen parameters at depth 4 (the depth-4 final run,
+    # or a depth-path folder beside it that the first final run needing it made)
+    finals = [f for f in plan.finals.values() if f.depth_path]
+    assert sorted(dict(f.point)["max_depth"] for f in finals) == [2, 3]
+    for final in finals:
+        metrics = json.loads((root / final.dir / "metrics.json").read_text())
+        source = Path(metrics["from_path"]["run"])
+        assert source == Path(final.depth_path) or source.parent.name.startswith("depth-path-")
+        deep = yaml.safe_load((root / source / "params.yaml").read_text())
+        mine = yaml.safe_load((root / final.dir / "params.yaml").read_text())
+        assert deep["fit_on"] == mine["fit_on"] == "trainval" and deep["params"]["max_depth"] == 4
+        assert {**deep["params"], "max_depth": mine["params"]["max_depth"]} == mine["params"]
+        read.append(final)
     for run in read:
         metrics = json.loads((root / run.dir / "metrics.json").read_text())
-        assert metrics["from_path"]["run"] == run.path_run
+        assert metrics["from_path"]["run"] == getattr(run, "path_run", metrics["from_path"]["run"])
         again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run.dir / "params.yaml"),
                                 "--out", str(tmp_path / "alone" / run.dir)], cwd=root, capture_output=True, text=True,
                                timeout=600)
         assert again.returncode == 0, again.stderr[-3000:]
         alone = json.loads((tmp_path / "alone" / run.dir / "metrics.json").read_text())
-        assert "from_path" not in alone and len(alone["path_runs"]) == dict(run.params)["max_depth"] - 1
+        depth = yaml.safe_load((root / run.dir / "params.yaml").read_text())["params"]["max_depth"]
+        assert "from_path" not in alone and len(alone["path_runs"]) == depth - 1
         assert _without(alone) == _without(metrics)
         mine, = load_trees(root / run.dir / "model.npz")
         theirs, = load_trees(tmp_path / "alone" / run.dir / "model.npz")
@@ -254,3 +268,51 @@ def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_
         for name in ("left", "right", "feature", "bias", "value", "n_samples"):
             assert (getattr(mine, name) == getattr(theirs, name)).all()
         assert (mine.W != theirs.W).nnz == 0
+    second = snakemake(root, "-n")
+    assert "Nothing to be done" in second.stdout + second.stderr
+
+
+def test_a_final_run_on_a_depth_path_fits_a_missing_deeper_run_once_and_reads_it(wine_split, tmp_path):
+    from treeopt.experiments.run.reads import run_from_depth_path
+    from treeopt.experiments.run.runner import run
+
+    split, _ = wine_split
+    base = {"grow_order": "level", "n_perturbations": 1}
+    common = dict(dataset="wine", method="oc1_tree", seed=0, split_path=split, fit_on="trainval")
+    deepest = tmp_path / "runs/wine/oc1_tree/final-deepest/seed0"
+    run(deepest, params={**base, "n_restarts": 1, "max_depth": 4}, **common)
+    made = []
+
+    def fit(folder, params):
+        made.append(Path(folder))
+        run(folder, params=params, provenance={"role": "depth_path"}, **common)
+
+    for depth in (3, 2):  # chosen n_restarts 2, the deepest final run's 1: a deeper fit beside it, made once
+        out = tmp_path / f"runs/wine/oc1_tree/final-d{depth}/seed0"
+        params = {**base, "n_restarts": 2, "max_depth": depth}
+        run_from_depth_path(out, deepest=str(deepest), params=params, fit=fit, **common)
+        run(tmp_path / f"alone{depth}", params=params, **common)
+        mine = json.loads((out / "metrics.json").read_text())
+        alone = json.loads((tmp_path / f"alone{depth}" / "metrics.json").read_text())
+        assert Path(mine["from_path"]["run"]) == made[0] and _without(mine) == _without(alone)
+    assert len(made) == 1 and made[0].parent.name.startswith("depth-path-") and made[0].parent.parent == deepest.parent.parent
+    assert yaml.safe_load((made[0] / "params.yaml").read_text())["params"]["max_depth"] == 4
+
+    out = tmp_path / "runs/wine/oc1_tree/final-same/seed0"  # the deepest final run's parameters: read off it
+    run_from_depth_path(out, deepest=str(deepest), params={**base, "n_restarts": 1, "max_depth": 2},
+                        fit=lambda *a: pytest.fail("fitted again"), **common)
+    assert json.loads((out / "metrics.json").read_text())["from_path"]["run"] == str(deepest)
+
+
+def test_paper_fig2s_oc1_final_runs_are_charged_one_deep_fit_per_possible_choice():
+    from treeopt.experiments.infra.cost_plan import estimate_spec
+
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    finals = sorted((f for f in plan.finals.values() if f.experiment == "nongreedy_fig2" and f.method == "oc1_tree"
+                     and f.dataset == "connect4" and f.seed == 0), key=lambda f: f.depth_rank)
+    assert [f.depth_rank for f in finals] == list(range(7)) and finals[0].depth_path is None
+    assert all(f.depth_path == finals[0].dir and f.deepest == 18 for f in finals[1:])
+    assert [f.deeper for f in finals[1:]] == [f.dir for f in finals[:-1]]
+    costs = [estimate_spec(f, plan.profile).cpu_seconds for f in finals]
+    # n_restarts 40, 20, 10, 5, 2 at depth 18 (the grid and its two grown values), then reads
+    assert costs[:5] == sorted(costs[:5], reverse=True) and costs[1] < costs[0] and max(costs[5:]) < 10

@@ -216,12 +216,15 @@ def _final_inputs(final, wc):
 
 def final_inputs(wc):
     """The split, the selection file when the final run has something chosen for it, the selection files that
-    inherited parameters are read from, and the tree blocks it merges when its forest is split
-    (`forest_block_trees`)."""
+    inherited parameters are read from, the tree blocks it merges when its forest is split
+    (`forest_block_trees`), and on a depth path the final runs at the largest depth and one depth above."""
     final = final_of(wc)
     inputs = _final_inputs(final, wc)
     if final.blocks:
         inputs["blocks"] = [final.block_dir(first, stop) for first, stop in final.blocks]
+    if final.depth_path:  # read off a deeper fit (config `path: max_depth`), made deepest first
+        inputs["depth_path"] = final.depth_path
+        inputs["deeper"] = final.deeper
     return inputs
 
 

@@ -77,9 +77,10 @@ def _chosen_fit(selection, params, refit, stages, blocks):
 
 
 def final_run(*, log, output, dataset, method, seed, split, selection, point, fixed, refit, n_jobs, save_model,
-              inherit, stages, blocks=None):
+              inherit, stages, blocks=None, depth_path=None):
     """A final run: the selected parameters (or the only ones) refit and tested; with ``blocks`` (folders of
-    :func:`forest_block` jobs) the forest's tree blocks are merged instead of fitted (same run folder)."""
+    :func:`forest_block` jobs) the forest's tree blocks are merged instead of fitted (same run folder); with
+    ``depth_path`` (the final run at a depth path's largest depth) read off a fit with its parameters at that depth."""
     from treeopt.experiments.run.block_sums import block_setup
     from treeopt.experiments.run.runner import run
 
@@ -92,6 +93,20 @@ def final_run(*, log, output, dataset, method, seed, split, selection, point, fi
 
             run_from_candidate(output, candidate=chosen, dataset=dataset, method=method, params=params, seed=seed,
                                split_path=split, n_jobs=n_jobs, provenance=provenance, inherit=inherit)
+            return
+        if depth_path:  # read off a fit with these parameters at the path's largest depth (config `path: max_depth`)
+            from treeopt.experiments.run.reads import run_from_depth_path
+
+            fit_on = "trainval" if refit else "train"
+
+            def fit(folder, deep_params):
+                run(folder, dataset=dataset, method=method, params=deep_params, seed=seed, split_path=split,
+                    fit_on=fit_on, n_jobs=n_jobs, save_model=save_model,
+                    provenance={"role": "depth_path", "made_for": str(output)})
+
+            run_from_depth_path(output, deepest=depth_path, dataset=dataset, method=method, params=params, seed=seed,
+                                split_path=split, fit_on=fit_on, fit=fit, n_jobs=n_jobs, save_model=save_model,
+                                provenance=provenance, inherit=inherit)
             return
         block_trees = block_setup(blocks[0])["block_trees"] if blocks else None  # every block is checked to agree
         # no experiment name in the record: identical final runs of several experiments or profiles share the

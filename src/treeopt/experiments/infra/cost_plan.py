@@ -5,6 +5,7 @@ job asks the scheduler for), and the whole plan summed by experiment (:func:`est
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from ..plan.methods import get_method
@@ -62,12 +63,29 @@ def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
         candidates = [{**dict(c.params), **dict(spec.point)} for c in spec.selection.candidates]
         # a grown grid (plan.grow) may choose a grown candidate: it may be the costliest
         candidates += [{**dict(g.run.params), **dict(spec.point)} for g in getattr(spec.selection, "growth", ())]
+    if getattr(spec, "depth_path", None):
+        return _estimate_depth_chained(spec, candidates, fit_on, threads, model, processed_dir)
     best = None
     for params in candidates:
         est = estimate_run(spec.method, {**params, **size}, spec.dataset, fit_on=fit_on, stages=stages,
                            threads=threads, model=model, processed_dir=processed_dir)
         best = est if best is None or est.cpu_seconds > best.cpu_seconds else best
     return best
+
+
+def _estimate_depth_chained(spec, candidates, fit_on, threads, model, processed_dir):
+    """A final run on a depth path below its largest depth (``FinalSpec.depth_path``, ``jobs.final_run``): its job
+    reads its tree off a fit with its parameters at the largest depth, fitting that first unless a deeper final
+    run of the path made it. A path of m final runs fits at most one deep run per distinct candidate (the deepest
+    final run its own, charged as usual: the costliest), so at its worst the i-th final run below the deepest
+    fits the (i + 1)-th costliest candidate at the largest depth; beyond the number of candidates, a read."""
+    model = model or load_model()
+    costs = sorted({json.dumps(p, sort_keys=True, default=str): estimate_run(
+        spec.method, {**p, "max_depth": spec.deepest}, spec.dataset, fit_on=fit_on, threads=threads, model=model,
+        processed_dir=processed_dir) for p in candidates}.values(), key=lambda est: est.cpu_seconds, reverse=True)
+    if spec.depth_rank < len(costs):
+        return costs[spec.depth_rank]
+    return Estimate(float(model.get("start_seconds", 0.0)), float(model["base_mb"]))
 
 
 def estimate_growth(spec, threads=1, model=None, processed_dir=None):

@@ -188,6 +188,8 @@ class _Planner:
                 out.append(FinalSpec(ename, dataset, mname, seed, point_items(point), selection, None, refit,
                                      selection.candidates[0].inherit, stages, data, self.save_model,
                                      *self._blocks(mname, n_trees)))
+        if entry.get("path") == "max_depth" and "max_depth" in get_method(mname).path:
+            out = _depth_chains(out)
         return out
 
     def _blocks(self, method, n_trees):
@@ -201,6 +203,27 @@ class _Planner:
             except BlockError as exc:
                 raise ConfigError(f"profile {self.profile_name!r}: forest_block_trees of {method!r}: {exc}") from None
         return block, n_trees
+
+
+def _depth_chains(finals):
+    """The final runs of one method entry on a depth path (``path: max_depth``), each at a smaller depth linked to
+    the final run at the largest depth with the same other sweep values (``depth_path``) and to the one a depth
+    above it (``deeper``): the job reads its tree off a deeper fit with its parameters, made once per path
+    (:func:`treeopt.experiments.jobs.final_run`). Runs that read their chosen candidate (``refit: false``) keep it."""
+    groups = {}
+    for final in finals:
+        if final.selection is not None and not final.refit:
+            continue
+        rest = tuple((k, v) for k, v in final.point if k != "max_depth")
+        groups.setdefault(rest, []).append(final)
+    linked = {}
+    for members in groups.values():
+        members = sorted(members, key=lambda f: dict(f.point)["max_depth"], reverse=True)
+        deepest = dict(members[0].point)["max_depth"]
+        for rank, (above, final) in enumerate(zip(members, members[1:]), start=1):
+            linked[final.dir] = dataclasses.replace(final, depth_path=members[0].dir, deeper=above.dir,
+                                                    depth_rank=rank, deepest=deepest)
+    return [linked.get(f.dir, f) for f in finals]
 
 
 def _register(table, path, spec, kind):

@@ -204,6 +204,14 @@ class FinalSpec(_SplitIntoBlocks):
     save_model: bool | None = None  # as RunSpec.save_model
     block_trees: int | None = None  # a forest fitted in block jobs of this many trees, then merged (None: one job)
     n_trees: int | None = None  # the forest's size when it is split in blocks
+    # A depth path (config ``path: max_depth``, plan.paths): the final run at the sweep's largest depth, which this
+    # one (at a smaller depth) is read off or whose sibling it fits at that depth, and the final run one depth deeper
+    # (made first: the runs of one path are made deepest first, so each deeper fit is made once). How the job gets
+    # the run, not what it is: not part of the identity.
+    depth_path: str | None = field(default=None, compare=False)
+    deeper: str | None = field(default=None, compare=False)
+    depth_rank: int = field(default=0, compare=False)  # 1 for the path's second-deepest final run, 2 next, ...
+    deepest: object = field(default=None, compare=False)  # the largest depth of the path
 
     def identity(self):
         """Data, method, what it is fitted on, its sweep values (tables read them) and staged sizes, and

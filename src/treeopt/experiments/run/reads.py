@@ -20,17 +20,18 @@ from pathlib import Path
 import yaml
 
 from ..plan.methods import get_method
-from .folders import PATH_MODELS, write_run_folder
+from .folders import PATH_MODELS, is_run_folder, write_run_folder
 from .runner import METRICS_KEYS, OPTIONAL_KEYS, _plain, _sha256, resolve_inherited
 
 SAME_FIT = ("dataset", "method", "seed", "fit_on", "split_sha256")
 
 
-def _setup(run_dir, *, dataset, method, params, seed, split_path, n_jobs, provenance, inherit, source_key, source):
+def _setup(run_dir, *, dataset, method, params, seed, split_path, n_jobs, provenance, inherit, source_key, source,
+           fit_on="train"):
     params, inherited = resolve_inherited(params, inherit)
     provenance = {**dict(provenance or {}), **({"inherited": inherited} if inherited else {})}
     setup = {"dataset": dataset, "method": method, "params": _plain(dict(params)), "seed": int(seed),
-             "fit_on": "train", "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
+             "fit_on": fit_on, "n_jobs": int(n_jobs), "split": str(split_path), "split_sha256": _sha256(split_path),
              **_plain(provenance), source_key: str(source)}
     setup["repeat"] = f"python -m treeopt.experiments rerun {Path(run_dir) / 'params.yaml'} --out NEW_FOLDER"
     return setup
@@ -83,7 +84,7 @@ def _path_step(metrics, path_run, path_param, value):
 
 
 def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_path, n_jobs=1,
-                  save_model=None, provenance=None, inherit=None):
+                  save_model=None, provenance=None, inherit=None, fit_on="train"):
     """Write the run folder of the fit with ``params`` from ``path_run``, a run of the same fit with a lower value of
     the method's path parameter (``Method.path``: TAO's C) whose warm-started path passed through this one (Sec. 4):
     its ``path_runs`` entry at this value holds what this fit records (the same tree:
@@ -93,10 +94,18 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
         raise ValueError(f"method {method!r} has no warm-started path to read a run off")
     (path_param, _), = spec.path.items()
     setup = _setup(run_dir, dataset=dataset, method=method, params=params, seed=seed, split_path=split_path,
-                   n_jobs=n_jobs, provenance=provenance, inherit=inherit, source_key="from_path", source=path_run)
+                   n_jobs=n_jobs, provenance=provenance, inherit=inherit, source_key="from_path", source=path_run,
+                   fit_on=fit_on)
 
     def fill(tmp, logger):
         _, metrics = _read_source(path_run, setup, free=(path_param,))
+        if float(metrics["params"][path_param]) == float(setup["params"][path_param]):  # the path run's own value
+            logger.info("%s=%s: the fit %s itself, read, not fitted again", path_param, setup["params"][path_param],
+                        path_run)
+            if (Path(path_run) / "model.npz").is_file():
+                shutil.copyfile(Path(path_run) / "model.npz", tmp / "model.npz")
+            return {**{k: v for k, v in metrics.items() if k not in ("from_path", "from_candidate")},
+                    "params": setup["params"], "from_path": {"run": str(path_run), "step": "all"}}
         step, before = _path_step(metrics, path_run, path_param, setup["params"][path_param])
         logger.info("%s=%s read off the warm-started path of %s (its step %d), not fitted again", path_param,
                     setup["params"][path_param], path_run, step["step"])
@@ -129,6 +138,35 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
                 "from_path": {"run": str(path_run), "step": step["step"]}}
 
     return _write(run_dir, setup, fill)
+
+
+def run_from_depth_path(run_dir, *, deepest, dataset, method, params, seed, split_path, fit_on, fit, n_jobs=1,
+                        save_model=None, provenance=None, inherit=None):
+    """Write the run folder of a final run at a smaller depth of a depth path (config ``path: max_depth``; a tree
+    grown level by level contains the fit at every smaller depth, ``depth_step``) from a fit with its parameters at
+    the path's largest depth: ``deepest``, the final run there, when its parameters are these (one depth aside), else
+    a sibling folder ``depth-path-{hash}`` beside it, fitted first by ``fit(folder, params)`` unless an earlier
+    final run of the path made it (the workflow makes a path's final runs deepest first: each deeper fit is made
+    once). ``rerun`` of the written folder fits it at its own depth."""
+    spec = get_method(method)
+    (path_param, _), = spec.path.items()
+    if path_param != "max_depth":
+        raise ValueError(f"method {method!r} has no depth path")
+    other = yaml.safe_load((Path(deepest) / "params.yaml").read_text())
+    resolved, _ = resolve_inherited(params, inherit)
+    deep_params = {**_plain(dict(resolved)), path_param: other["params"][path_param]}
+    source = Path(deepest)
+    if other["params"] != deep_params or other.get("fit_on") != fit_on:
+        from ..plan.identity import identity_hash
+
+        key = identity_hash({"method": method, "params": deep_params, "fit_on": fit_on, "seed": int(seed),
+                             "split_sha256": _sha256(split_path), "save_model": save_model})
+        source = source.parent.parent / f"depth-path-{key}" / source.name
+        if not ((source / "metrics.json").is_file() and is_run_folder(source)):
+            fit(source, deep_params)
+    return run_from_path(run_dir, path_run=str(source), dataset=dataset, method=method, params=params, seed=seed,
+                         split_path=split_path, n_jobs=n_jobs, save_model=save_model, provenance=provenance,
+                         inherit=inherit, fit_on=fit_on)
 
 
 # what a candidate's folder holds besides params.yaml, metrics.json and log.txt, copied as they are
