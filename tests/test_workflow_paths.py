@@ -43,6 +43,24 @@ def _without(metrics, keys=TIMINGS):
     return out
 
 
+def _ran(tmp_path, config):
+    """(workflow folder, plan) of ``config`` run to the end by Snakemake on 2 cores."""
+    (tmp_path / "wf").mkdir()
+    root = copy_workflow(tmp_path / "wf", config)
+    done = snakemake(root, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root, plan_of(config)
+
+
+def _rerun(root, tmp_path, run_dir):
+    """``metrics.json`` of ``rerun`` of the run folder's ``params.yaml`` into ``tmp_path/alone`` (a fresh fit)."""
+    again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run_dir / "params.yaml"),
+                            "--out", str(tmp_path / "alone" / run_dir)], cwd=root, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    return json.loads((tmp_path / "alone" / run_dir / "metrics.json").read_text())
+
+
 def test_the_plan_fits_one_run_per_path_and_keeps_every_candidate():
     plan = plan_of(TINY_PATH)
     without = copy.deepcopy(TINY_PATH)
@@ -102,11 +120,7 @@ def test_a_method_without_a_path_is_refused():
 
 
 def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_path):
-    (tmp_path / "wf").mkdir()
-    root = copy_workflow(tmp_path / "wf", TINY_PATH)
-    plan = plan_of(TINY_PATH)
-    done = snakemake(root, "--cores", "2")
-    assert done.returncode == 0, done.stderr[-3000:]
+    root, plan = _ran(tmp_path, TINY_PATH)
     read = [r for r in plan.runs.values() if r.path_run is not None]
     from treeopt.experiments.run.folders import is_run_folder
 
@@ -116,11 +130,7 @@ def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_pat
         metrics = json.loads((root / run.dir / "metrics.json").read_text())
         assert metrics["from_path"]["run"] == run.path_run
         assert (root / run.dir / "model.npz").is_file()
-        again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run.dir / "params.yaml"),
-                                "--out", str(tmp_path / "alone" / run.dir)], cwd=root, capture_output=True, text=True,
-                               timeout=600)
-        assert again.returncode == 0, again.stderr[-3000:]
-        alone = json.loads((tmp_path / "alone" / run.dir / "metrics.json").read_text())
+        alone = _rerun(root, tmp_path, run.dir)
         assert "from_path" not in alone and len(alone.get("path_runs", [])) == len(metrics.get("path_runs", []))
         assert _without(alone) == _without(metrics)
         from treeopt.trees import load_trees
@@ -140,11 +150,7 @@ def test_a_tiny_workflow_writes_each_read_candidate_as_its_own_fit_would(tmp_pat
     assert {k: v for k, v in metrics.items() if k != "from_candidate"} == candidate
     setup = yaml.safe_load((root / final / "params.yaml").read_text())
     assert setup["role"] == "final" and setup["selection"] == selection.path
-    again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / final / "params.yaml"),
-                            "--out", str(tmp_path / "alone" / final)], cwd=root, capture_output=True, text=True,
-                           timeout=600)
-    assert again.returncode == 0, again.stderr[-3000:]
-    fitted = json.loads((tmp_path / "alone" / final / "metrics.json").read_text())
+    fitted = _rerun(root, tmp_path, final)
     assert "from_candidate" not in fitted and _without(fitted) == _without(metrics)
     second = snakemake(root, "-n")
     assert "Nothing to be done" in second.stdout + second.stderr
@@ -223,11 +229,7 @@ def test_a_depth_sweeps_grown_candidates_are_read_off_the_deepest_ones_each_made
 
 
 def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_would(tmp_path):
-    (tmp_path / "wf").mkdir()
-    root = copy_workflow(tmp_path / "wf", TINY_DEPTH_GROW)
-    plan = plan_of(TINY_DEPTH_GROW)
-    done = snakemake(root, "--cores", "2")
-    assert done.returncode == 0, done.stderr[-3000:]
+    root, plan = _ran(tmp_path, TINY_DEPTH_GROW)
     from treeopt.trees import load_trees
 
     read = [r for r in plan.runs.values() if r.path_run is not None]
@@ -254,11 +256,7 @@ def test_a_tiny_workflow_writes_each_depth_read_off_a_deeper_fit_as_its_own_fit_
     for run in read:
         metrics = json.loads((root / run.dir / "metrics.json").read_text())
         assert metrics["from_path"]["run"] == getattr(run, "path_run", metrics["from_path"]["run"])
-        again = subprocess.run([sys.executable, "-m", "treeopt.experiments", "rerun", str(root / run.dir / "params.yaml"),
-                                "--out", str(tmp_path / "alone" / run.dir)], cwd=root, capture_output=True, text=True,
-                               timeout=600)
-        assert again.returncode == 0, again.stderr[-3000:]
-        alone = json.loads((tmp_path / "alone" / run.dir / "metrics.json").read_text())
+        alone = _rerun(root, tmp_path, run.dir)
         depth = yaml.safe_load((root / run.dir / "params.yaml").read_text())["params"]["max_depth"]
         assert "from_path" not in alone and len(alone["path_runs"]) == depth - 1
         assert _without(alone) == _without(metrics)
