@@ -193,8 +193,8 @@ def grow_inputs(wc):
     inherited = sorted({path for _, path in spec.candidates[0].inherit})
     if inherited:
         inputs["inherited"] = inherited
-    planned = sorted({growth.run.dir for growth in spec.growth if growth.run.dir in PLAN.runs}
-                     | {growth.run.path_run for growth in spec.growth if growth.run.path_run})  # a depth path's
+    planned = {growth.run.dir for growth in spec.growth if growth.run.dir in PLAN.runs}
+    planned = sorted(planned | {growth.run.path_run for growth in spec.growth if growth.run.path_run})  # depth paths
     if planned:
         inputs["planned"] = planned
     return inputs
