@@ -13,7 +13,7 @@ from sklearn.datasets import load_digits, load_wine
 from sklearn.model_selection import train_test_split
 
 from treeopt.greedy import OC1TreeClassifier, RandomObliqueTreeClassifier
-from treeopt.greedy._grow import level_order_prefix
+from treeopt.greedy import level_order_prefix
 
 DIGITS = load_digits(return_X_y=True)
 LEARNERS = {"oc1": (OC1TreeClassifier, {"n_restarts": 2, "n_perturbations": 2, "max_features": "sqrt"}),

@@ -559,5 +559,5 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
 
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f
-# numba cache key: greedy/_grow.py 60911297f31e989c
+# numba cache key: greedy/_grow.py 5d557e3f2f6edd7a
 # numba cache key: greedy/_radix.py a9670243c6c38a19

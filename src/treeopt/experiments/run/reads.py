@@ -111,7 +111,7 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
                     setup["params"][path_param], path_run, step["step"])
         if (spec.keeps_model if save_model is None else save_model) and spec.path[path_param] is None:
             # a depth path: the tree is the path run's, limited to this depth (level order numbers it first)
-            from ...greedy._grow import level_order_prefix
+            from ...greedy import level_order_prefix
             from ...trees import load_trees, save_trees
 
             source = Path(path_run) / "model.npz"
