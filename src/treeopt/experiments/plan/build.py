@@ -147,11 +147,11 @@ class _Planner:
             where = f"profile {self.profile_name!r}: {ename}.methods.{mname}.path"
             depth_path = None
             if entry.get("path") == "max_depth" and "max_depth" in get_method(mname).path:  # a depth path (plan.paths)
-                deepest = depth_path_source(mname, dict(candidates[0].params) if candidates else {},
-                                            entry.get("sweep", exp.get("sweep")), where)
-                depth_path = max(entry.get("sweep", exp.get("sweep"))["max_depth"])
-                if deepest is not None:
-                    deep = self.selection(ename, mname, dataset, seed, point_items({**dict(at), "max_depth": deepest}))
+                depth_path = depth_path_source(mname, dict(candidates[0].params) if candidates else {},
+                                               entry.get("sweep", exp.get("sweep")), where)
+                if dict(at).get("max_depth") != depth_path:
+                    deep = self.selection(ename, mname, dataset, seed,
+                                          point_items({**dict(at), "max_depth": depth_path}))
                     candidates = [dataclasses.replace(c, path_run=d.dir) for c, d in zip(candidates, deep.candidates)]
             elif entry.get("path"):  # the grid's values of the path parameter read off one fit per path (plan.paths)
                 sources = path_sources(mname, entry["path"], [dict(c.params) for c in candidates], where)

@@ -209,15 +209,14 @@ def _path_problems(method, entry, where, sweep=None):
     """What is wrong with a method entry's ``path:`` (:func:`treeopt.experiments.plan.paths.path_sources` over its
     grid with its fixed parameters, or :func:`~treeopt.experiments.plan.paths.depth_path_source` for a depth path
     over the ``sweep``; inherited ones are checked when the plan is made)."""
+    from .methods import METHODS
     from .paths import depth_path_source, path_sources
     from .specs import grid_points
 
     param, grid = entry["path"], entry.get("grid") or {}
-    from .methods import METHODS
-
     if param == "max_depth" and "max_depth" in getattr(METHODS.get(method), "path", {}):
         try:
-            depth_path_source(method, {**(entry.get("params") or {})}, sweep, where)
+            depth_path_source(method, entry.get("params") or {}, sweep, where)
         except ConfigError as exc:
             return [str(exc)]
         return []

@@ -71,10 +71,10 @@ def path_sources(method, param, points, where="path"):
 
 
 def depth_path_source(method, params, sweep, where="path"):
-    """The sweep values at which the candidate with ``params`` (its full parameter dict) is fitted when it is read
-    off a depth path (``path: max_depth``): ``max_depth`` at the largest value of the ``sweep`` (a dict of lists),
-    or None when ``params`` is at that depth already. Raises ConfigError when the method has no depth path, the
-    fit is not grown level by level or ``max_depth`` is not swept over numbers."""
+    """The depth whose fit a candidate with ``params`` (its full parameter dict) is read off on a depth path
+    (``path: max_depth``): the largest ``max_depth`` of the ``sweep`` (a dict of lists); a candidate at that depth
+    is the fit itself. Raises ConfigError when the method has no depth path, the fit is not grown level by level
+    or ``max_depth`` is not swept over numbers."""
     spec = get_method(method)
     if spec.path.get("max_depth", "missing") is not None:
         known = ", ".join(spec.path) or "none"
@@ -87,5 +87,4 @@ def depth_path_source(method, params, sweep, where="path"):
     depths = (sweep or {}).get("max_depth")
     if not isinstance(depths, (list, tuple)) or not depths or not all(_number(d) for d in depths):
         raise ConfigError(f"{where}: max_depth must be a sweep parameter with numeric values, got {depths!r}")
-    deepest = max(depths)
-    return None if params.get("max_depth") == deepest else deepest
+    return max(depths)

@@ -56,6 +56,11 @@ def is_run_folder(path):
     return isinstance(setup, dict) and {"dataset", "method", "params", "seed"} <= set(setup)
 
 
+def is_finished_run(path):
+    """A run folder (:func:`is_run_folder`) whose run finished: it holds its ``metrics.json``."""
+    return is_run_folder(path) and (Path(path) / "metrics.json").is_file()
+
+
 def check_output_folder(out_dir, *, force=False):
     """Refuse an output folder that is not empty unless ``force``, and even then unless it is a run folder.
 

@@ -16,14 +16,8 @@ what happened: ``first_choice`` (the plain selection's choice and file), ``grown
 whether the final choice is ``still_at_edge``, i.e. took the added value: one step only, not chased further).
 """
 
-from pathlib import Path
-
-from .folders import is_run_folder
+from .folders import is_finished_run
 from .selection import axis_values, candidate_record, choose, read_selection, write_selection
-
-
-def _finished(run_dir):
-    return is_run_folder(run_dir) and (Path(run_dir) / "metrics.json").is_file()
 
 
 def grow_selection(selection_path, growth, out_path, *, fit, steps=None, read=None):
@@ -48,7 +42,7 @@ def grow_selection(selection_path, growth, out_path, *, fit, steps=None, read=No
         record = {"param": param, "edge": side, "edge_value": chosen[param], "added": []}
         entry = next((g for g in growth if g["from"] == chosen_run and g["param"] == param), None)
         if entry is not None:
-            if not _finished(entry["run"]):
+            if not is_finished_run(entry["run"]):
                 (read if entry.get("path_run") else fit)(entry)
             candidate = candidate_record(entry["run"])
             candidate["grown"] = param

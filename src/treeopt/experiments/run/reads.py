@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from ..plan.methods import get_method
-from .folders import PATH_MODELS, is_run_folder, write_run_folder
+from .folders import PATH_MODELS, is_finished_run, write_run_folder
 from .runner import METRICS_KEYS, OPTIONAL_KEYS, _plain, _sha256, resolve_inherited
 
 SAME_FIT = ("dataset", "method", "seed", "fit_on", "split_sha256")
@@ -99,17 +99,11 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
 
     def fill(tmp, logger):
         _, metrics = _read_source(path_run, setup, free=(path_param,))
-        if float(metrics["params"][path_param]) == float(setup["params"][path_param]):  # the path run's own value
-            logger.info("%s=%s: the fit %s itself, read, not fitted again", path_param, setup["params"][path_param],
-                        path_run)
-            if (Path(path_run) / "model.npz").is_file():
-                shutil.copyfile(Path(path_run) / "model.npz", tmp / "model.npz")
-            return {**{k: v for k, v in metrics.items() if k not in ("from_path", "from_candidate")},
-                    "params": setup["params"], "from_path": {"run": str(path_run), "step": "all"}}
         step, before = _path_step(metrics, path_run, path_param, setup["params"][path_param])
         logger.info("%s=%s read off the warm-started path of %s (its step %d), not fitted again", path_param,
                     setup["params"][path_param], path_run, step["step"])
-        if (spec.keeps_model if save_model is None else save_model) and spec.path[path_param] is None:
+        keeps_model = spec.keeps_model if save_model is None else save_model
+        if keeps_model and spec.path[path_param] is None:
             # a depth path: the tree is the path run's, limited to this depth (level order numbers it first)
             from ...greedy import level_order_prefix
             from ...trees import load_trees, save_trees
@@ -119,7 +113,7 @@ def run_from_path(run_dir, *, path_run, dataset, method, params, seed, split_pat
                 raise ValueError(f"{source}: missing; the path run kept no model")
             tree, = load_trees(source)
             save_trees(tmp / "model.npz", [level_order_prefix(tree, setup["params"][path_param])])
-        elif spec.keeps_model if save_model is None else save_model:
+        elif keeps_model:
             from ...trees import iter_trees, save_trees
 
             source = Path(path_run) / PATH_MODELS
@@ -162,7 +156,7 @@ def run_from_depth_path(run_dir, *, deepest, dataset, method, params, seed, spli
         key = identity_hash({"method": method, "params": deep_params, "fit_on": fit_on, "seed": int(seed),
                              "split_sha256": _sha256(split_path), "save_model": save_model})
         source = source.parent.parent / f"depth-path-{key}" / source.name
-        if not ((source / "metrics.json").is_file() and is_run_folder(source)):
+        if not is_finished_run(source):
             fit(source, deep_params)
     return run_from_path(run_dir, path_run=str(source), dataset=dataset, method=method, params=params, seed=seed,
                          split_path=split_path, n_jobs=n_jobs, save_model=save_model, provenance=provenance,
