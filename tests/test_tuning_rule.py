@@ -209,3 +209,142 @@ def test_the_workflow_grows_a_grid_in_its_own_job_and_the_table_marks_it(tmp_pat
     table = (root / "results" / "tiny" / "nongreedy_fig2.csv").read_text()
     assert f"min_samples_leaf={out['chosen']['min_samples_leaf']}" in table
     assert ("[grown" in table) == record["still_at_edge"]
+
+
+def two_experiments(profile_grow, exp_grow=None, method_grow=None):
+    """Two experiments of cart on wine; the profile's ``grow``, the first experiment's and its method entry's."""
+    cfg = config({"min_samples_leaf": [2, 5]}, method_grow)
+    prof = cfg["profiles"]["p"]
+    prof["grow"] = profile_grow
+    first = prof["experiments"]["depth"]
+    if exp_grow:
+        first["grow"] = exp_grow
+    prof["experiments"]["other"] = {**copy.deepcopy(first), "sweep": {"max_depth": [4]}}
+    prof["experiments"]["other"].pop("grow", None)
+    prof["experiments"]["other"]["methods"] = {"cart": {"grid": {"min_samples_leaf": [2, 5]}}}
+    return cfg
+
+
+def lower_steps(p):
+    """{experiment: the value one step below the lower edge 2} of every grown selection of plan ``p``."""
+    return {s.experiment: next(g.value for g in s.growth if g.side == "lower") for s in p.grown.values()}
+
+
+def steps_of(p):
+    """{experiment: its grown selection's step for min_samples_leaf}."""
+    return {s.experiment: dict(dict(s.grow)["min_samples_leaf"]) for s in p.grown.values()}
+
+
+def test_a_profile_grow_is_the_rule_of_every_experiment_and_a_nearer_step_wins():
+    p = plan(two_experiments({"min_samples_leaf": {"times": 2, "min": 1}}))
+    assert lower_steps(p) == {"depth": 1, "other": 1}  # both experiments grow by the profile's step
+    p = plan(two_experiments({"min_samples_leaf": {"times": 2, "min": 1}}, exp_grow={"min_samples_leaf": {"plus": 1}}))
+    assert lower_steps(p) == {"depth": 1, "other": 1}
+    assert steps_of(p) == {"depth": {"plus": 1}, "other": {"times": 2, "min": 1}}
+    p = plan(two_experiments({"min_samples_leaf": {"times": 2, "min": 1}}, exp_grow={"min_samples_leaf": {"plus": 1}},
+                             method_grow={"min_samples_leaf": {"times": 4, "min": 1}}))
+    assert steps_of(p) == {"depth": {"times": 4, "min": 1}, "other": {"times": 2, "min": 1}}
+
+
+def test_a_profile_grow_step_for_no_grid_axis_is_a_config_error():
+    with pytest.raises(ConfigError) as err:
+        plan(two_experiments({"min_sample_leaf": {"times": 2, "min": 1}}))
+    assert "profiles.p.grow" in str(err.value) and "did you mean 'min_samples_leaf'?" in str(err.value)
+
+
+def two_axes():
+    """cart on wine at depth 3 with a 2 x 2 grid: every choice lies at an edge of both axes."""
+    return plan(config({"min_samples_leaf": [30, 60], "min_samples_split": [4, 8]},
+                       {"min_samples_leaf": {"times": 2, "min": 1}, "min_samples_split": {"times": 2, "min": 2}}))
+
+
+def test_two_growable_axes_are_fitted_by_a_job_each_and_the_grown_job_only_reads():
+    p = two_axes()
+    spec, = p.grown.values()
+    assert [a.param for a in spec.axis_jobs] == ["min_samples_leaf", "min_samples_split"]
+    for axis in spec.axis_jobs:
+        assert axis.path == spec.path.removesuffix(".yaml") + f"-{axis.param}.yaml"
+        assert {g.param for g in axis.growth} == {axis.param} and len(axis.growth) == 4  # 2 edges x 2 sources
+        worst = max(estimate_spec(g.run, "p").cpu_seconds for g in axis.growth)
+        assert estimate_spec(axis, "p").cpu_seconds == pytest.approx(worst)  # one candidate, at its worst
+    start = estimate_spec(next(iter(p.runs.values())), "p")  # any spec's floor: the start-up
+    assert estimate_spec(spec, "p").cpu_seconds <= max(start.cpu_seconds, 2.0)
+    costs = estimate_plan(p)["depth"]
+    assert costs.n_grown == 2  # what the selection may add, counted once
+    one_axis = plan(config({"min_samples_leaf": [30, 60]}, {"min_samples_leaf": {"times": 2, "min": 1}}))
+    assert next(iter(one_axis.grown.values())).axis_jobs == ()  # one candidate at most: the grown job fits it
+
+
+def test_axis_jobs_then_the_grown_job_choose_as_one_job_does(tmp_path, monkeypatch):
+    """The same fabricated scores grown in one job and in axis jobs + a reading job: the same selection file."""
+    from treeopt.experiments.run.grow import grow_axis
+
+    spec, = two_axes().grown.values()
+    scores = {("min_samples_leaf", 15): 96.0, ("min_samples_split", 2): 97.0}
+
+    def fit(entry):
+        d = Path(entry["run"])
+        d.mkdir(parents=True)
+        (d / "params.yaml").write_text(yaml.safe_dump({"dataset": "wine", "method": "cart",
+                                                       "params": entry["params"], "seed": 0}))
+        (d / "metrics.json").write_text(json.dumps({
+            "params": entry["params"], "val": {"accuracy": scores.get((entry["param"], entry["value"]), 80.0)},
+            "train": {}, "fit_seconds": 0.1}))
+
+    def refuse(entry):
+        raise AssertionError(f"{entry['run']} fitted by the grown job")
+
+    outs = []
+    for where, split in (("one", False), ("axes", True)):
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / where).mkdir()
+        monkeypatch.chdir(tmp_path / where)
+        select_runs(fake_candidates(spec, [95.0, 90.0, 91.0, 92.0]), "accuracy", spec.base.path)  # chooses (30, 4)
+        if split:
+            for axis in spec.axis_jobs:
+                done = grow_axis(spec.base.path, axis.job_entries(), axis.param, axis.path, fit=fit)
+                assert done["edge"] == "lower" and is_run_folder(done["fitted"])
+                assert yaml.safe_load(Path(axis.path).read_text()) == done
+        outs.append(grow_selection(spec.base.path, spec.job_entries(), spec.path, fit=refuse if split else fit,
+                                   steps={p: dict(s) for p, s in spec.grow}))
+    assert outs[0] == outs[1]
+    assert outs[0]["chosen"]["min_samples_split"] == 2 and [g["added"] for g in outs[0]["grown"]] == [[15], [2]]
+
+
+def test_an_interior_choice_makes_an_axis_job_fit_nothing(tmp_path, monkeypatch):
+    from treeopt.experiments.run.grow import grow_axis
+
+    monkeypatch.chdir(tmp_path)
+    spec, = plan(config({"min_samples_leaf": [2, 5, 10], "min_samples_split": [4, 8]},
+                        {"min_samples_leaf": {"times": 2, "min": 1},
+                         "min_samples_split": {"times": 2, "min": 2}})).grown.values()
+    select_runs(fake_candidates(spec, [80, 80, 99, 80, 80, 80]), "accuracy", spec.base.path)  # (5, 4): leaf inside
+    axis = spec.axis_jobs[0]
+    assert axis.param == "min_samples_leaf"
+    out = grow_axis(spec.base.path, axis.job_entries(), axis.param, axis.path,
+                    fit=lambda entry: pytest.fail("an interior choice grows nothing"))
+    assert out == {"param": "min_samples_leaf", "selection": spec.base.path, "edge": None, "fitted": None}
+
+
+def test_the_workflow_fits_two_axes_in_jobs_of_their_own_from_the_profile_rule(tmp_path):
+    """A tiny workflow whose profile's `grow` is the rule: cart on wine, a 2 x 2 grid (every choice at two edges)."""
+    from test_workflow_snakemake import TINY, copy_workflow, snakemake
+
+    cfg = copy.deepcopy(TINY)
+    cfg["profiles"]["tiny"]["grow"] = {"min_samples_leaf": {"times": 2, "min": 1},
+                                       "min_samples_split": {"times": 2, "min": 2}}
+    cfg["profiles"]["tiny"]["experiments"] = {"depth": {
+        "reports": ["nongreedy_fig2"], "datasets": ["wine"], "sweep": {"max_depth": [3]},
+        "methods": {"cart": {"grid": {"min_samples_leaf": [30, 60], "min_samples_split": [4, 8]}}}}}
+    root = copy_workflow(tmp_path, cfg)
+    done = snakemake(root, "--cores", "1", "results/tiny/nongreedy_fig2.csv")
+    assert done.returncode == 0, done.stderr[-3000:]
+    grown_file, = (root / "results" / "selection" / "wine" / "cart").glob("grown-*/seed0.yaml")
+    axes = {p.name: yaml.safe_load(p.read_text()) for p in grown_file.parent.glob("seed0-*.yaml")}
+    assert sorted(axes) == ["seed0-min_samples_leaf.yaml", "seed0-min_samples_split.yaml"]
+    out = yaml.safe_load(grown_file.read_text())
+    assert {r["param"]: r["run"] for r in out["grown"]} == {a["param"]: a["fitted"] for a in axes.values()}
+    for axis in axes.values():
+        assert is_run_folder(root / axis["fitted"])
+        setup = yaml.safe_load((root / axis["fitted"] / "params.yaml").read_text())
+        assert setup["grown_for"] == str(grown_file.relative_to(root))  # fitted for the grown selection it serves

@@ -197,6 +197,30 @@ def grow_inputs(wc):
     planned = sorted(planned | {growth.run.path_run for growth in spec.growth if growth.run.path_run})  # depth paths
     if planned:
         inputs["planned"] = planned
+    if spec.axis_jobs:  # each axis's candidate fitted by a job of its own (rule grow_axis); this job reads them
+        inputs["axes"] = [axis.path for axis in spec.axis_jobs]
+    return inputs
+
+
+def grow_axis_of(wc):
+    spec = grown_of(wc)
+    axis = next((a for a in spec.axis_jobs if a.param == wc.axis), None)
+    if axis is None:
+        raise KeyError(f"{spec.path}: no job of its own grows axis {wc.axis!r} (is the config changed?)")
+    return axis
+
+
+def grow_axis_inputs(wc):
+    """The plain selection, the split, inherited selection files, and the axis's candidates that are also planned
+    candidate runs of another selection (made by their own job first, then read)."""
+    axis = grow_axis_of(wc)
+    inputs = {"selection": axis.base.path, "split": split_of(wc)}
+    inherited = sorted({path for _, path in axis.candidates[0].inherit})
+    if inherited:
+        inputs["inherited"] = inherited
+    planned = sorted({growth.run.dir for growth in axis.growth if growth.run.dir in PLAN.runs})
+    if planned:
+        inputs["planned"] = planned
     return inputs
 
 

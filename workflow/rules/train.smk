@@ -22,6 +22,7 @@ wildcard_constraints:
     params=rf"(?!{FINAL_PREFIX}){SAFE_NAME}",
     selection=rf"(?!{GROWN_PREFIX}){SAFE_NAME}",
     grown=SAFE_NAME,
+    axis=r"[A-Za-z_][A-Za-z0-9_]*",
     final=SAFE_NAME,
     blocked=SAFE_NAME,
     block=r"trees\d+-\d+",
@@ -70,6 +71,30 @@ rule select:
 # (treeopt.experiments.plan.grow): when the plain selection above chose the edge of a growable grid axis, the candidate
 # one step past it (other parameters as chosen) is fitted into its planned candidate folder and the choice made again;
 # final runs and inheriting runs read this file. Its cost (resources) is the costliest candidate it may fit per axis.
+# With two or more growable axes, each axis's grown candidate is fitted by a job of its own (no job fits more than one
+# candidate: the paper profile's 4-hour bound); the grow_selection job below then reads them and chooses.
+rule grow_axis:
+    input:
+        unpack(grow_axis_inputs),
+    output:
+        f"{SELECTION_DIR}/{{dataset}}/{{method}}/{GROWN_PREFIX}{{grown}}/seed{{seed}}-{{axis}}.yaml",
+    log:
+        f"{LOGS}/selection/{{dataset}}/{{method}}/{GROWN_PREFIX}{{grown}}/seed{{seed}}-{{axis}}.log",
+    conda:
+        "../../environment.yml"
+    threads: PLAN.n_jobs
+    resources:
+        mem_mb=lambda wc, threads: run_mem_mb(PLAN.profile, grow_axis_of(wc), threads),
+        runtime=lambda wc, threads, attempt: run_runtime(PLAN.profile, grow_axis_of(wc), threads, attempt),
+    params:
+        growth=lambda wc: grow_axis_of(wc).job_entries(),
+        grown=lambda wc: grown_of(wc).path,
+        inherit=lambda wc: dict(grown_of(wc).candidates[0].inherit),
+        save_model=lambda wc: grown_of(wc).candidates[0].save_model,
+    script:
+        "../scripts/grow_axis.py"
+
+
 rule grow_selection:
     input:
         unpack(grow_inputs),

@@ -173,17 +173,48 @@ def scorecard(*, log, tables, config, profile, csv, png, md):
         write_scorecard(card, Path(csv).parent, Path(png).parent, profile=profile, command=f"snakemake {md}")
 
 
-def grow_selection(*, log, selection, output, growth, steps, dataset, method, seed, split, n_jobs, save_model,
-                   inherit):
-    """The tuning rule's second step (:mod:`treeopt.experiments.run.grow`): the candidate one step past the chosen grid
-    edge fitted as every candidate run is (same code, planned folder), and the choice made again."""
-    from treeopt.experiments.run.grow import grow_selection as grow
+def _grown_fit(output, dataset, method, seed, split, n_jobs, save_model, inherit):
+    """``fit(entry)``: a grown candidate fitted as every candidate run is (same code, planned folder)."""
     from treeopt.experiments.run.runner import run
 
     def fit(entry):
         run(entry["run"], dataset=dataset, method=method, params=entry["params"], seed=seed, split_path=split,
             fit_on="train", n_jobs=n_jobs, save_model=save_model,
             provenance={"role": "candidate", "grown_for": output}, inherit=inherit)
+
+    return fit
+
+
+def _fitted_by(axis_files):
+    """``fit(entry)`` of a grown selection whose axes' jobs fitted its candidates (their files are its inputs): a
+    candidate still missing is a bug, not something to fit here."""
+    def fit(entry):
+        raise RuntimeError(f"{entry['run']}: the grown candidate should have been fitted by its axis job "
+                           f"({', '.join(map(str, axis_files))})")
+
+    return fit
+
+
+def grow_axis(*, log, selection, output, growth, param, grown, dataset, method, seed, split, n_jobs, save_model,
+              inherit):
+    """One axis of the tuning rule's second step (:func:`treeopt.experiments.run.grow.grow_axis`): the candidate one
+    step past the chosen edge of ``param``, if the choice lies there; ``grown``: the grown selection file it is for."""
+    from treeopt.experiments.run.grow import grow_axis as fit_axis
+
+    with logged([log]):
+        fit_axis(selection, growth, param, output,
+                 fit=_grown_fit(grown, dataset, method, seed, split, n_jobs, save_model, inherit))
+
+
+def grow_selection(*, log, selection, output, growth, steps, dataset, method, seed, split, n_jobs, save_model,
+                   inherit, axis_files=()):
+    """The tuning rule's second step (:mod:`treeopt.experiments.run.grow`): the candidate one step past the chosen grid
+    edge fitted as every candidate run is (same code, planned folder), and the choice made again. With ``axis_files``
+    the axes' jobs (:func:`grow_axis`) fitted the candidates: this job only reads them."""
+    from treeopt.experiments.run.grow import grow_selection as grow
+
+    fit = (_fitted_by(axis_files) if axis_files else
+           _grown_fit(output, dataset, method, seed, split, n_jobs, save_model, inherit))
 
     def read(entry):  # a depth path's grown candidate: the first levels of the same candidate grown deeper
         from treeopt.experiments.run.reads import run_from_path

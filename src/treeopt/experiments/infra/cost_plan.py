@@ -91,10 +91,13 @@ def _estimate_depth_chained(spec, candidates, fit_on, threads, model, processed_
 def estimate_growth(spec, threads=1, model=None, processed_dir=None):
     """The job of a grown selection (:mod:`treeopt.experiments.plan.grow`) at its worst: it fits at most one
     candidate per growable axis, in turn, and which one depends on the choice, so each axis is charged its costliest
-    possible grown candidate and the job the sum (peak: the largest); with nothing it can grow, a job's start-up."""
+    possible grown candidate and the job the sum (peak: the largest); with nothing it can grow, a job's start-up. The
+    job of one axis (``GrowAxisSpec``) fits at most that axis's candidate; a grown selection whose axes have jobs of
+    their own (``axis_jobs``) only reads and chooses."""
     model = model or load_model()
     cpu, peak, parallel = 0.0, float(model["base_mb"]), 1
-    if getattr(spec, "depth_path", None) is not None:  # reads the deepest depth's grown runs (estimate_plan charges them)
+    if getattr(spec, "depth_path", None) is not None or getattr(spec, "axis_jobs", ()):
+        # reads the deepest depth's grown runs, or the runs its axes' jobs fitted (estimate_plan charges them)
         return Estimate(float(model.get("start_seconds", 0.0)), peak, 1)
     for param, _ in spec.grow:
         fits = [estimate_run(spec.method, dict(g.run.params), spec.dataset, fit_on="train", threads=threads,
@@ -169,8 +172,10 @@ def estimate_plan(plan, threads=1, model=None):
         cost = out.setdefault(name, ExperimentCost(name))
         if block:
             cost.n_blocks += 1
-        elif hasattr(spec, "growth"):
+        elif hasattr(spec, "axis_jobs"):  # a grown selection (its axes' jobs fit what it counts)
             cost.n_grown += grown_axes(spec)
+        elif hasattr(spec, "growth"):  # the job of one of its axes
+            pass
         else:
             cost.n_runs += 1
         try:
@@ -192,6 +197,8 @@ def estimate_plan(plan, threads=1, model=None):
         for growth in grown.growth:  # a depth path's grown candidates are read off these (their own jobs)
             if grown.depth_path is not None:
                 add(grown.experiment, plan.runs[(growth.deep or growth.run).dir])
+        for axis in grown.axis_jobs:
+            add(grown.experiment, axis)
         add(grown.experiment, grown)
     for final in plan.finals.values():
         add(final.experiment, final)

@@ -160,7 +160,8 @@ class _Planner:
             candidates = tuple(candidates)
             metric = exp.get("metric") or DEFAULT_METRIC[get_method(mname).task]
             self.selections[key] = grown_selection(
-                SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data), exp, entry, depth_path)
+                SelectionSpec(ename, dataset, mname, seed, at, candidates, metric, data), self.profile, exp, entry,
+                depth_path)
             self._making.remove(key)
         return self.selections[key]
 

@@ -2,8 +2,9 @@
 
 A grid only shows that its best value is the best *of the grid*: a choice at an edge (CO2's smallest nu, the most
 restarts tried) says the optimum may lie outside, and a baseline tuned that way may be under-tuned. So every method
-may name, per numeric grid axis, the step that continues it (``grow:`` on a method entry, or on an experiment for
-every method whose grid has that axis; a method's own step wins)::
+may name, per numeric grid axis, the step that continues it: ``grow:`` on a profile (the rule written once, for every
+method of every experiment whose grid has that axis), on an experiment (for its methods) or on a method entry; the
+nearer one wins (method, then experiment, then profile)::
 
     grow: {nu: {series: [1, 3]}, n_restarts: {times: 2, min: 1}, min_samples_leaf: {plus: 5, min: 1}}
 
@@ -83,13 +84,21 @@ def step_past(step, edge, side, integer):
     return value
 
 
-def grow_steps(exp, entry):
-    """``{param: step dict}`` of a method entry, in grid order: the experiment's ``grow:`` for the axes of this
-    method's grid, then the entry's own (which wins)."""
+def grow_steps(profile, exp, entry):
+    """``{param: step dict}`` of a method entry, in grid order: the profile's ``grow:`` and then the experiment's for
+    the axes of this method's grid, then the entry's own (the nearer wins)."""
     grid = (entry or {}).get("grid") or {}
-    steps = {**{k: v for k, v in ((exp or {}).get("grow") or {}).items() if k in grid},
+    steps = {**{k: v for k, v in ((profile or {}).get("grow") or {}).items() if k in grid},
+             **{k: v for k, v in ((exp or {}).get("grow") or {}).items() if k in grid},
              **((entry or {}).get("grow") or {})}
     return {k: dict(steps[k]) for k in grid if k in steps}
+
+
+def _where(key, entry, exp, mwhere, where, pwhere):
+    """Where the step of ``key`` a method uses is written (for messages)."""
+    if key in ((entry or {}).get("grow") or {}):
+        return f"{mwhere}.grow.{key}"
+    return f"{where}.grow.{key}" if key in ((exp or {}).get("grow") or {}) else f"{pwhere}.grow.{key}"
 
 
 def _step_problem(step):
@@ -108,6 +117,13 @@ def grow_problems(config):
 
     problems = []
     for pname, profile in (config.get("profiles") or {}).items():
+        pwhere = f"profiles.{pname}"
+        profile_axes = sorted({k for exp in (profile.get("experiments") or {}).values()
+                               for e in ((exp or {}).get("methods") or {}).values() for k in ((e or {}).get("grid") or {})})
+        for key in (profile.get("grow") or {}):
+            if key not in profile_axes:
+                problems.append(name_error("grow parameter", key, profile_axes, f"{pwhere}.grow")
+                                + " (a profile's grow step applies to a grid parameter of its experiments' methods)")
         for ename, exp in (profile.get("experiments") or {}).items():
             where = f"profiles.{pname}.experiments.{ename}"
             methods = exp.get("methods") or {}
@@ -126,8 +142,8 @@ def grow_problems(config):
                                         + " (only a grid parameter can grow)")
                 if mname not in METHODS:
                     continue
-                for key, step in grow_steps(exp, entry).items():
-                    gwhere = f"{mwhere}.grow.{key}" if key in (entry.get("grow") or {}) else f"{where}.grow.{key}"
+                for key, step in grow_steps(profile, exp, entry).items():
+                    gwhere = _where(key, entry, exp, mwhere, where, pwhere)
                     why = _step_problem(step)
                     edges = axis_edges(grid[key])
                     if why is None and edges is None:
@@ -233,17 +249,67 @@ class GrownSelectionSpec:
 
     def job_entries(self):
         """The growth as plain dicts for the job (``treeopt.experiments.jobs.grow_selection``)."""
-        from .params import plain_params
+        return _job_entries(self.growth)
 
-        return [{"param": g.param, "side": g.side, "edge": g.edge, "value": g.value, "from": g.source.dir,
-                 "run": g.run.dir, "params": plain_params(g.run.params),
-                 **({"path_run": g.run.path_run} if g.run.path_run else {})} for g in self.growth]
+    @cached_property
+    def axis_jobs(self):
+        """The :class:`GrowAxisSpec` of each axis that can grow, when there are two or more and the grown candidates
+        are fitted (not read off a depth path): each axis's candidate is then fitted by a job of its own, so that no
+        job fits more than one candidate (a 16-tree segmentation candidate is ~2-3 CPU-hours: two in one job would
+        pass the paper profile's 4-hour job bound); this job then reads them. Empty otherwise (this job fits)."""
+        params = list(dict.fromkeys(g.param for g in self.growth))
+        if self.depth_path is not None or len(params) < 2:
+            return ()
+        return tuple(GrowAxisSpec(self, param) for param in params)
 
 
-def grown_selection(base, exp, entry, depth_path=None):
+def _job_entries(growth):
+    from .params import plain_params
+
+    return [{"param": g.param, "side": g.side, "edge": g.edge, "value": g.value, "from": g.source.dir,
+             "run": g.run.dir, "params": plain_params(g.run.params),
+             **({"path_run": g.run.path_run} if g.run.path_run else {})} for g in growth]
+
+
+@dataclass(frozen=True)
+class GrowAxisSpec:
+    """The job that fits the grown candidate of one axis ``param`` of ``grown`` (a :class:`GrownSelectionSpec` with
+    two or more axes): it reads the plain selection and, when the choice lies at an edge of ``param``, fits the
+    candidate one step past it; it writes ``path`` (``.../grown-{name}/seed{seed}-{param}.yaml``: what it fitted, or
+    that the choice was inside). The grown selection's job reads the candidates and makes the choice again."""
+
+    grown: GrownSelectionSpec
+    param: str
+
+    def __getattr__(self, name):  # experiment, dataset, method, seed, candidates, ...: the grown selection's
+        if name in ("experiment", "dataset", "method", "seed", "at", "candidates", "metric", "data", "base"):
+            return getattr(self.grown, name)
+        raise AttributeError(name)
+
+    depth_path = None
+
+    @property
+    def grow(self):
+        return tuple((param, step) for param, step in self.grown.grow if param == self.param)
+
+    @property
+    def growth(self):
+        return tuple(g for g in self.grown.growth if g.param == self.param)
+
+    @property
+    def path(self):
+        return self.grown.path.removesuffix(".yaml") + f"-{self.param}.yaml"
+
+    dir = path  # what the cost summary keys jobs by
+
+    def job_entries(self):
+        return _job_entries(self.growth)
+
+
+def grown_selection(base, profile, exp, entry, depth_path=None):
     """``base`` itself when the method entry grows nothing, else its :class:`GrownSelectionSpec` (``depth_path``: the
     largest depth of a depth path the entry's candidates are read off)."""
-    steps = grow_steps(exp, entry)
+    steps = grow_steps(profile, exp, entry)
     if not steps:
         return base
     return GrownSelectionSpec(base, tuple((p, point_items({k: tuple(v) if isinstance(v, list) else v

@@ -20,6 +20,43 @@ from .folders import is_finished_run
 from .selection import axis_values, candidate_record, choose, read_selection, write_selection
 
 
+def _axis(base, growth, param):
+    """What growing axis ``param`` of the plain selection ``base`` needs: None when the choice is inside the axis (or
+    the axis has no edges), else ``(record, entry)``: the record of the grown file and the planned candidate one step
+    past the edge (None when ``min``/``max`` stop it)."""
+    chosen = base["chosen"]
+    values = axis_values(base["candidates"], param)  # the grid's values, not the grown ones
+    if values is None or chosen.get(param) not in (values[0], values[-1]):
+        return None  # an interior choice (or an axis without edges): nothing to grow
+    side = "lower" if chosen[param] == values[0] else "upper"
+    record = {"param": param, "edge": side, "edge_value": chosen[param], "added": []}
+    entry = next((g for g in growth if g["from"] == base["chosen_run"] and g["param"] == param), None)
+    return record, entry
+
+
+def _make(entry, fit, read):
+    if not is_finished_run(entry["run"]):
+        (read if entry.get("path_run") else fit)(entry)
+
+
+def grow_axis(selection_path, growth, param, out_path, *, fit):
+    """The job of one axis of a grown selection (:class:`treeopt.experiments.plan.grow.GrowAxisSpec`): fit the
+    candidate one step past the chosen edge of ``param`` (the planned entry of ``growth``), if the plain selection
+    ``selection_path`` chose an edge of it; write ``out_path``, a small YAML file saying what was done (``param``,
+    ``fitted``: the run folder or null, ``edge``). Returns that dict."""
+    base = read_selection(selection_path)
+    found = _axis(base, growth, param)
+    out = {"param": param, "selection": str(selection_path), "edge": None, "fitted": None}
+    if found is not None:
+        record, entry = found
+        out["edge"] = record["edge"]
+        if entry is not None:
+            _make(entry, fit, None)
+            out["fitted"] = entry["run"]
+    write_selection(out, out_path)  # atomic: an interrupted job leaves no file
+    return out
+
+
 def grow_selection(selection_path, growth, out_path, *, fit, steps=None, read=None):
     """Grow the choice of the selection file ``selection_path`` and write the grown selection to ``out_path``.
 
@@ -28,22 +65,20 @@ def grow_selection(selection_path, growth, out_path, *, fit, steps=None, read=No
     :meth:`treeopt.experiments.plan.grow.GrownSelectionSpec.job_entries`); ``steps``: ``{param: step}`` in grid
     order (the axes that may grow; default: those of ``growth``); ``fit(entry)`` makes the run folder
     ``entry["run"]``, or ``read(entry)`` when the entry names a ``path_run`` it is read off (a depth path: the same
-    candidate at a larger depth, made by its own job). Returns the selection dict."""
+    candidate at a larger depth, made by its own job). A run an axis job (:func:`grow_axis`) made is read. Returns
+    the selection dict."""
     base = read_selection(selection_path)
     candidates = list(base["candidates"])
     chosen_run, chosen = base["chosen_run"], base["chosen"]
     params = list(steps or dict.fromkeys(g["param"] for g in growth))
     grown = []
     for param in params:
-        values = axis_values(base["candidates"], param)  # the grid's values, not the grown ones
-        if values is None or chosen.get(param) not in (values[0], values[-1]):
-            continue  # an interior choice (or an axis without edges): nothing to grow
-        side = "lower" if chosen[param] == values[0] else "upper"
-        record = {"param": param, "edge": side, "edge_value": chosen[param], "added": []}
-        entry = next((g for g in growth if g["from"] == chosen_run and g["param"] == param), None)
+        found = _axis(base, growth, param)
+        if found is None:
+            continue
+        record, entry = found
         if entry is not None:
-            if not is_finished_run(entry["run"]):
-                (read if entry.get("path_run") else fit)(entry)
+            _make(entry, fit, read)
             candidate = candidate_record(entry["run"])
             candidate["grown"] = param
             candidates.append(candidate)
