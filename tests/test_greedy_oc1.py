@@ -337,3 +337,101 @@ def test_a_node_that_stops_tying_goes_back_to_the_radix_path():
     for _ in range(TIE_PRONE_AFTER + 1):
         assert _line_search_into(V, d, y, k, 1, total, xlogx, ws) == want
     assert tally[1] == 0 and tally[0] >= 1  # the radix path, without falling back
+
+
+# --- distinct points with multiplicities (a bootstrap sample's copies) against the search over rows ------------------
+
+def _bootstrap_node(rng, n, p, kind, k):
+    """Rows of a bootstrap sample (indices into ``u`` points drawn with replacement) and their labels: continuous,
+    on an integer grid (tied critical values of mixed classes), or one-hot (Connect-4-like, tie-prone)."""
+    u = max(2, int(0.8 * n))
+    if kind == "continuous":
+        P = rng.normal(size=(u, p))
+    elif kind == "grid":
+        P = rng.integers(-3, 4, size=(u, p)).astype(float)
+    else:
+        P = (rng.random((u, p)) < 0.3).astype(float)
+    labels = rng.integers(0, k, u)
+    ids = rng.integers(0, u, n)
+    return ids, P[ids], labels[ids]
+
+
+@pytest.mark.parametrize("kind", ["continuous", "grid", "onehot"])
+def test_line_searches_over_distinct_points_equal_the_search_over_rows(kind):
+    """A run of line searches on one workspace (the tie-prone tally carries over between them, as in a node's
+    coordinate descent): over the distinct points with multiplicities, every (alpha, gain) and the tally after it
+    equal the search over the rows, on every path (below RADIX_MIN_POINTS, mixed ties, tie-prone windows)."""
+    from treeopt.greedy._oc1 import _line_search_multi
+
+    rng = np.random.default_rng(["continuous", "grid", "onehot"].index(kind))
+    saw_mixed = saw_skip = False
+    for n in [3, RADIX_MIN_POINTS // 2, RADIX_MIN_POINTS + 10, 400, RADIX_WIDE_POINTS + 300]:
+        k = int(rng.integers(2, 7))
+        p = 5
+        ids, X, y = _bootstrap_node(rng, n, p, kind, k)
+        _, first, inv = np.unique(ids, return_index=True, return_inverse=True)
+        mult = np.bincount(inv).astype(np.int64)
+        Xd, yd = X[first], y[first]
+        total, xlogx = class_counts(y, k), _xlogx_table(n)
+        ws_rows, ws_multi = line_search_workspace(n, k, xlogx), line_search_workspace(n, k, xlogx)
+        rows = (inv.astype(np.int64), y, np.empty(n), np.empty(n))
+        w = rng.normal(size=p) if kind == "continuous" else rng.integers(-2, 3, size=p).astype(float)
+        for step in range(3 * TIE_PRONE_AFTER + TIE_PRONE_SKIP):
+            m = step % (p + 1)
+            d_rows = X[:, m].copy() if m < p else -np.ones(n)
+            d = Xd[:, m].copy() if m < p else -np.ones(first.size)
+            V_rows, V = X @ w - 0.5, Xd @ w - 0.5
+            msl = 1 + step % 2
+            want = _line_search_into(V_rows, d_rows, y, k, msl, total, xlogx, ws_rows)
+            got = _line_search_multi(V, d, yd, mult, k, msl, total, xlogx, ws_multi, rows)
+            assert got == want or (np.isnan(got[0]) and np.isnan(want[0])), (kind, n, step, got, want)
+            assert np.array_equal(ws_multi[10], ws_rows[10]), (kind, n, step)  # the tally
+            saw_mixed |= bool(ws_rows[10][1] > 0)
+            saw_skip |= bool(ws_rows[10][2] > 0)
+            w[step % p] += 0.5 if kind != "continuous" else rng.normal()
+    if kind != "continuous":  # the paths the ties take were taken
+        assert saw_mixed and saw_skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(["continuous", "grid", "onehot"]), st.integers(20, 700))
+def test_the_node_search_over_distinct_points_finds_the_rows_hyperplane(seed, kind, n):
+    """The whole OC1 node search (restarts, coordinate descent, perturbations, the final offset) over a bootstrap
+    node's distinct points with multiplicities ends on the same (w, b, gain) as over its rows, bit for bit."""
+    from treeopt.greedy._oc1 import oc1_search_multi
+
+    rng = np.random.default_rng(seed)
+    p, k = 4, int(rng.integers(2, 5))
+    ids, X, y = _bootstrap_node(rng, n, p, kind, k)
+    _, first, inv = np.unique(ids, return_index=True, return_inverse=True)
+    w0 = np.zeros(p)
+    w0[0] = 1.0
+    args = (k, w0, float(np.median(X[:, 0])) + 0.25, rng.normal(size=(3, p)), rng.normal(size=(4, 3, p + 1)), 1, 20)
+    want = oc1_search(X, y, *args)
+    got = oc1_search_multi(X, y, first.astype(np.int64), inv.astype(np.int64), *args)
+    assert np.array_equal(got[0], want[0]) and got[1] == want[1] and got[2] == want[2]
+
+
+@pytest.mark.parametrize("data", ["digits", "grid"])
+def test_an_oc1_forest_searches_distinct_points_and_grows_the_same_trees(data, monkeypatch):
+    """OC1 Forest trees (bootstrap samples: about a third of each tree's rows are copies) grown with each node's
+    distinct points searched once, and with every row searched, are the same trees, array for array."""
+    from sklearn.datasets import load_digits
+
+    from treeopt.forest.oc1 import OC1ForestClassifier
+
+    if data == "digits":
+        X, y = load_digits(return_X_y=True)
+        X = X.astype(float)
+    else:
+        rng = np.random.default_rng(1)
+        X = rng.integers(0, 4, size=(900, 8)).astype(float)
+        y = (X[:, 0] + X[:, 1] + rng.integers(0, 2, 900)).astype(np.int64) % 3
+    forests = {}
+    for flag in (False, True):
+        monkeypatch.setattr(OC1SplitFinder, "use_multiplicities", flag)
+        forests[flag] = OC1ForestClassifier(n_estimators=2, n_restarts=3, n_jobs=1, random_state=3).fit(X, y)
+    for a, b in zip(forests[False].estimators_, forests[True].estimators_):
+        for name in ("left", "right", "feature", "bias", "value"):
+            assert np.array_equal(getattr(a.tree_, name), getattr(b.tree_, name)), name
+        assert (a.tree_.W != b.tree_.W).nnz == 0

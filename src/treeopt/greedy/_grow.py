@@ -167,6 +167,7 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
     min_samples_split = max(int(min_samples_split), 2 * min_samples_leaf)
 
     reads_rows = getattr(find_split, "reads_rows", False)
+    takes_rows = getattr(find_split, "takes_rows", False)
     left, right, feature, bias, depth, n_samples, value, rows = [], [], [], [], [], [], [], []
 
     def new_node(d):
@@ -206,7 +207,10 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
             go_right = _route_right_rows(X, node_rows, np.flatnonzero(w), w, split.bias)
         else:
             X_node = X[sample[idx]]
-            split = find_split(X_node, y_node, rng, d)
+            # a finder with ``takes_rows`` also gets the node's row numbers in X: repeated ones (a bootstrap sample's
+            # copies of one point) are the same point, which OC1 searches once with its multiplicity
+            split = (find_split(X_node, y_node, rng, d, rows=sample[idx]) if takes_rows
+                     else find_split(X_node, y_node, rng, d))
             if split is None:
                 del X_node
                 continue

@@ -55,6 +55,29 @@ def _gain_of_sides(V, y, k, min_samples_leaf, total, xlogx):
 
 
 @njit(**_NJIT)
+def _gain_of_sides_multi(V, y, mult, n, k, min_samples_leaf, total, xlogx):
+    """:func:`_gain_of_sides` of ``n`` points given as distinct points ``V``, ``y`` with multiplicities ``mult``: the
+    same class counts (integers), so the same gain to the bit."""
+    right = np.zeros(k, dtype=np.int64)
+    for j in range(V.shape[0]):
+        if V[j] >= 0.0:
+            right[y[j]] += mult[j]
+    n_right = right.sum()
+    n_left = n - n_right
+    if n_right < min_samples_leaf or n_left < min_samples_leaf:
+        return -np.inf
+    s = 0.0
+    s_left = 0.0
+    s_right = 0.0
+    for c in range(k):
+        s += xlogx[total[c]]
+        s_left += xlogx[total[c] - right[c]]
+        s_right += xlogx[right[c]]
+    parent = xlogx[n] - s
+    return (parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)) / n
+
+
+@njit(**_NJIT)
 def _line_search_quicksort(V, d, y, k, min_samples_leaf, total, xlogx):
     """Best step ``alpha`` for ``V + alpha d >= 0 -> right``; returns (alpha, gain), gain -inf if none valid.
 
@@ -347,6 +370,157 @@ def _sweep(sorted_U, sorted_tags, n_ev, n, k, min_samples_leaf, total, xlogx, st
     return best_alpha, best_gain, False
 
 
+# Distinct points with multiplicities (a bootstrap sample repeats about a third of its rows, and a repeated row is one
+# point: same V_j, d_j, class, critical value). The line search sorts each distinct point once and its sweep adds the
+# point's entropy changes once per copy, in a row: the terms the search over all rows adds, in the same order, since
+# copies are equal critical values of one tag (any order inside such a group adds the same terms; groups that mix
+# tags go to the quicksort form over all rows, as without multiplicities). A point's multiplicity rides in its radix
+# tag above the class-and-direction bits.
+TAG_BITS = 16
+_TAG_MASK = (1 << TAG_BITS) - 1
+MAX_MULTIPLICITY = (1 << (31 - TAG_BITS)) - 1  # the packed tag stays a positive int32
+MAX_TAG_CLASSES = (1 << (TAG_BITS - 1)) - 1
+
+
+@njit(**_NJIT)
+def _expand(values, inv, out):
+    """``out[j] = values[inv[j]]``: a per-point array of the node's rows (row j is point ``inv[j]``)."""
+    for j in range(inv.shape[0]):
+        out[j] = values[inv[j]]
+
+
+@njit(**_NJIT)
+def _line_search_multi(V, d, y, mult, k, min_samples_leaf, total, xlogx, ws, rows):
+    """:func:`_line_search_into` over the node's rows, given as distinct points ``V``, ``d``, ``y`` with multiplicities
+    ``mult`` (``rows = (inv, y_rows, V_rows, d_rows)``: each row's point, the rows' labels, and two buffers of a row
+    each): the same (alpha, gain) bit for bit, the same decisions (quicksort form below ``RADIX_MIN_POINTS`` moving
+    rows, the tie-prone tally) and the same fallbacks, which run over the rows themselves; the radix sort and the
+    fill before it see each distinct point once."""
+    U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack, tally, step_up = ws
+    inv, y_rows, V_rows, d_rows = rows
+    n = inv.shape[0]
+    right[:k] = 0
+    n_entries = 0
+    n_ev = 0  # moving rows, as the search over rows counts them
+    nan_seen = False
+    for j in range(V.shape[0]):
+        dj = d[j]
+        m = mult[j]
+        if dj != 0.0:
+            u = -V[j] / dj
+            nan_seen |= u != u
+            U[n_entries] = u
+            tags[n_entries] = (m << TAG_BITS) | (2 * y[j] + (dj > 0.0))
+            n_entries += 1
+            n_ev += m
+            right[y[j]] += m * (dj < 0.0)  # no branch: signs are mixed
+        elif V[j] >= 0.0:
+            right[y[j]] += m
+    if n_ev == 0:
+        return 0.0, -np.inf
+    tie_prone = tally[0] >= TIE_PRONE_AFTER and 2 * tally[1] > tally[0]
+    if nan_seen or n_ev < RADIX_MIN_POINTS or tie_prone:  # the search over rows takes these, deciding as it would
+        _expand(V, inv, V_rows)
+        _expand(d, inv, d_rows)
+        return _line_search_into(V_rows, d_rows, y_rows, k, min_samples_leaf, total, xlogx, ws)
+    if tally[0] >= TIE_PRONE_AFTER:
+        tally[:] = 0  # not tie-prone now (as _line_search_into)
+    tally[0] += 1
+    bits = U.view(np.uint64)
+    for i in range(n_entries):
+        keys[i] = float_to_ordered(bits[i])
+    sorted_keys, sorted_tags = _radix_sorted_floats(keys, tags, n_entries, spare_keys, spare_tags, hist, hist_small)
+    alpha, gain, mixed = _sweep_multi(sorted_keys.view(np.float64), sorted_tags, n_entries, n_ev, n, k,
+                                      min_samples_leaf, total, xlogx, step_up, right, left)
+    if mixed:
+        tally[1] += 1
+        _expand(V, inv, V_rows)
+        _expand(d, inv, d_rows)
+        i = 0
+        for j in range(n):  # the rows' pairs, in row order, as _line_search_into filled them
+            if d_rows[j] != 0.0:
+                U[i] = -V_rows[j] / d_rows[j]
+                tags[i] = 2 * y_rows[j] + (d_rows[j] > 0.0)
+                i += 1
+        return _quicksort_form(U, tags, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left, stack)
+    return alpha, gain
+
+
+@njit(**_NJIT)
+def _sweep_multi(sorted_U, sorted_tags, n_entries, n_ev, n, k, min_samples_leaf, total, xlogx, step_up, right, left):
+    """:func:`_sweep` with ``check_ties`` over ``n_entries`` sorted distinct points whose tags carry their
+    multiplicities (``n_ev`` moving rows in all): each point's change is added once per copy, in a row."""
+    counts = left  # 2k slots: left counts, then right counts
+    n_right = 0
+    s_left = 0.0
+    s_right = 0.0
+    s = 0.0
+    for c in range(k):
+        counts[c] = total[c] - right[c]
+        counts[k + c] = right[c]
+        n_right += right[c]
+        s_left += xlogx[counts[c]]
+        s_right += xlogx[right[c]]
+        s += xlogx[total[c]]
+    parent = xlogx[n] - s
+    lo = sorted_U[0]
+    hi = sorted_U[n_entries - 1]
+    step = (hi - lo) / n_ev if hi > lo else 1.0
+
+    best_gain = -np.inf
+    best_numerator = -np.inf
+    best_alpha = 0.0
+    n_left = n - n_right
+    if n_left >= min_samples_leaf and n_right >= min_samples_leaf:
+        best_numerator = parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)
+        best_gain = best_numerator / n
+        best_alpha = lo - step
+    i = 0
+    while i < n_entries:
+        u = sorted_U[i]
+        first_tag = sorted_tags[i] & _TAG_MASK
+        while i < n_entries and sorted_U[i] == u:
+            packed = sorted_tags[i]
+            tag = packed & _TAG_MASK
+            if tag != first_tag:
+                return 0.0, -np.inf, True
+            c = tag >> 1
+            to_right = tag & 1
+            src = c + k * (1 - to_right)
+            dst = c + k * to_right
+            m = packed >> TAG_BITS
+            from_count = counts[src]  # the two counts in registers while the point's copies move
+            to_count = counts[dst]
+            for _ in range(m):  # the point's copies: the terms the rows add, in a row
+                leave = -step_up[from_count - 1]
+                join = step_up[to_count]
+                s_left += join if to_right == 0 else leave
+                s_right += leave if to_right == 0 else join
+                from_count -= 1
+                to_count += 1
+            counts[src] = from_count
+            counts[dst] = to_count
+            n_right += m * (2 * to_right - 1)
+            i += 1
+        n_left = n - n_right
+        if n_left < min_samples_leaf or n_right < min_samples_leaf:
+            continue
+        numerator = parent - (xlogx[n_left] - s_left) - (xlogx[n_right] - s_right)
+        if numerator <= best_numerator:
+            continue
+        gain = numerator / n
+        if gain > best_gain:
+            best_gain = gain
+            best_numerator = numerator
+            if i < n_entries:
+                nxt = sorted_U[i]
+                alpha = 0.5 * u + 0.5 * nxt
+                best_alpha = alpha if alpha > u else nxt
+            else:
+                best_alpha = u + step
+    return best_alpha, best_gain, False
+
+
 @njit(**_NJIT)
 def _best_offset(X, w, y, k, min_samples_leaf, total, xlogx, z):
     """Best ``b`` for fixed ``w`` (exhaustive over thresholds of ``z = X w``); returns (b, gain)."""
@@ -367,9 +541,15 @@ def _best_offset_into(X, w, y, k, min_samples_leaf, total, xlogx, z, ws):
     points, sends the search to the argsort's order (numba's quicksort replayed on the pairs); a NaN (none from
     finite inputs) to the argsort form itself.
     """
+    project_into(X, w, z)
+    return _best_offset_of(z, X, w, y, k, min_samples_leaf, total, xlogx, ws)
+
+
+@njit(**_NJIT)
+def _best_offset_of(z, X, w, y, k, min_samples_leaf, total, xlogx, ws):
+    """:func:`_best_offset_into` given ``z = X w`` (projected by the caller; ``X``, ``w``: for the NaN form)."""
     n = z.shape[0]
     U, tags, right, left, keys, spare_keys, spare_tags, hist, hist_small, stack, tally, step_up = ws
-    project_into(X, w, z)
     if n < RADIX_MIN_POINTS:
         return _best_offset_quicksort_form(z, y, k, min_samples_leaf, total, xlogx, U, tags, stack)
     bits = z.view(np.uint64)
@@ -436,12 +616,44 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
     Returns ``(w, b, gain)`` of the best hyperplane found, gain evaluated on ``V = X w - b >= 0`` with
     the tree store's arithmetic; ``gain`` is never below that of ``(w0, b0)``.
     """
+    n = X.shape[0]
+    return _search(X, X, y, y, np.ones(n, dtype=np.int64), np.arange(n), k, w0, b0, restart_normals, jump_normals,
+                   min_samples_leaf, max_cycles)
+
+
+@njit(**_NJIT)
+def oc1_search_multi(X, y, first, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles):
+    """:func:`oc1_search` of the rows ``X``, ``y`` (a node of a bootstrap sample: some rows are copies of one point),
+    given each distinct point's first row ``first`` and each row's point ``inv`` (``X[first[inv[j]]]`` is row j's
+    copy). The same ``(w, b, gain)`` bit for bit; the line searches and projections run over the distinct points,
+    each counted as often as it occurs (:func:`_line_search_multi`). The caller keeps multiplicities below
+    ``MAX_MULTIPLICITY`` and ``2 k`` below ``2 ** TAG_BITS``."""
+    u = first.shape[0]
+    Xd = np.empty((u, X.shape[1]))
+    yd = np.empty(u, dtype=np.int64)
+    for i in range(u):
+        Xd[i] = X[first[i]]
+        yd[i] = y[first[i]]
+    mult = np.zeros(u, dtype=np.int64)
+    for j in range(inv.shape[0]):
+        mult[inv[j]] += 1
+    return _search(X, Xd, y, yd, mult, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles)
+
+
+@njit(**_NJIT)
+def _search(X, Xd, y, yd, mult, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles):
+    """The OC1 search over the node's rows ``X``, ``y``, computed on its distinct points ``Xd``, ``yd`` (multiplicities
+    ``mult``, row j is point ``inv[j]``; the rows themselves when there are as many points as rows). Every quantity the
+    search over rows sums or sorts (gains, line searches, the offset's sort, a perturbation's spread) is taken over
+    the rows, in row order where the order can change a rounding: the same hyperplane bit for bit."""
     n, p = X.shape
+    u = Xd.shape[0]
+    multi = u < n
     msl = max(min_samples_leaf, 1)
     total = class_counts(y, k)
     xlogx = _xlogx_table(n)
-    XT = np.ascontiguousarray(X.T)  # columns as contiguous rows for the coordinate steps
-    scale = _feature_scales(X)
+    XT = np.ascontiguousarray(Xd.T)  # columns as contiguous rows for the coordinate steps
+    scale = _feature_scales(X)  # over the rows (a sum's rounding depends on its terms)
     inv_scale = np.zeros(p)
     for j in range(p):
         if scale[j] > 0.0:
@@ -451,18 +663,21 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
         parent -= xlogx[total[c]]
     max_gain = parent / n  # H(parent): a perfect split cannot be improved
 
-    V = np.empty(n)
-    d = np.empty(n)
-    z = np.empty(n)
-    minus_one = -np.ones(n)
+    V = np.empty(u)
+    d = np.empty(u)
+    z = np.empty(u)
+    minus_one = -np.ones(u)
     ws = line_search_workspace(n, k, xlogx)
+    V_rows = np.empty(n)  # per-row buffers: the searches' fallbacks, the offset's sort, a perturbation's spread
+    d_rows = np.empty(n)
+    rows = (inv, y, V_rows, d_rows)
 
     best_w = w0.copy()
     best_b = b0
-    project_into(X, best_w, V)
-    for i in range(n):
+    project_into(Xd, best_w, V)
+    for i in range(u):
         V[i] -= best_b
-    best_gain = _gain_of_sides(V, y, k, msl, total, xlogx)
+    best_gain = _gain_of_sides_multi(V, yd, mult, n, k, msl, total, xlogx)
     n_restarts = jump_normals.shape[0]
     n_jumps = jump_normals.shape[1]
 
@@ -474,13 +689,13 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
             b = b0
         else:
             w = restart_normals[r - 1] * inv_scale
-            b, g = _best_offset_into(X, w, y, k, msl, total, xlogx, z, ws)
+            b, g = _offset(X, Xd, w, y, k, msl, total, xlogx, z, ws, rows, multi)
             if not np.isfinite(g):
                 continue
-        project_into(X, w, V)
-        for i in range(n):
+        project_into(Xd, w, V)
+        for i in range(u):
             V[i] -= b
-        gain = _gain_of_sides(V, y, k, msl, total, xlogx)
+        gain = _gain_of_sides_multi(V, yd, mult, n, k, msl, total, xlogx)
         if not np.isfinite(gain):
             continue
         jump = 0
@@ -490,11 +705,14 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 improved = False
                 for m in range(p + 1):
                     col = XT[m] if m < p else minus_one
-                    alpha, g = _line_search_into(V, col, y, k, msl, total, xlogx, ws)
+                    if multi:
+                        alpha, g = _line_search_multi(V, col, yd, mult, k, msl, total, xlogx, ws, rows)
+                    else:
+                        alpha, g = _line_search_into(V, col, yd, k, msl, total, xlogx, ws)
                     if g > gain + _TOL:
-                        for i in range(n):
+                        for i in range(u):
                             d[i] = V[i] + alpha * col[i]
-                        g_true = _gain_of_sides(d, y, k, msl, total, xlogx)
+                        g_true = _gain_of_sides_multi(d, yd, mult, n, k, msl, total, xlogx)
                         if g_true > gain + _TOL:
                             if m < p:
                                 w[m] += alpha
@@ -510,28 +728,35 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 if norm > 0.0:
                     w /= norm
                     b /= norm
-                project_into(X, w, V)
-                for i in range(n):
+                project_into(Xd, w, V)
+                for i in range(u):
                     V[i] -= b
-                gain = _gain_of_sides(V, y, k, msl, total, xlogx)
+                gain = _gain_of_sides_multi(V, yd, mult, n, k, msl, total, xlogx)
             # random perturbations: the first direction that improves the gain restarts coordinate descent
             moved = False
             while jump < n_jumps and not moved and gain < max_gain - _TOL:
                 rw = jump_normals[r, jump, :p] * inv_scale
-                project_into(X, rw, d)
-                spread = np.std(d)
+                project_into(Xd, rw, d)
+                if multi:  # the spread of the rows' projections, summed in row order
+                    _expand(d, inv, d_rows)
+                    spread = np.std(d_rows)
+                else:
+                    spread = np.std(d)
                 rb = jump_normals[r, jump, p] * (spread if spread > 0.0 else 1.0)
                 jump += 1
-                for i in range(n):
+                for i in range(u):
                     d[i] -= rb
-                alpha, g = _line_search_into(V, d, y, k, msl, total, xlogx, ws)
+                if multi:
+                    alpha, g = _line_search_multi(V, d, yd, mult, k, msl, total, xlogx, ws, rows)
+                else:
+                    alpha, g = _line_search_into(V, d, yd, k, msl, total, xlogx, ws)
                 if g > gain + _TOL:
                     w_new = w + alpha * rw
                     b_new = b + alpha * rb
-                    project_into(X, w_new, z)
-                    for i in range(n):
+                    project_into(Xd, w_new, z)
+                    for i in range(u):
                         z[i] -= b_new
-                    g_true = _gain_of_sides(z, y, k, msl, total, xlogx)
+                    g_true = _gain_of_sides_multi(z, yd, mult, n, k, msl, total, xlogx)
                     if g_true > gain + _TOL:
                         w = w_new
                         b = b_new
@@ -542,12 +767,12 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
                 break
         # the gain of the hyperplane as the tree store will route it: V was updated by V + alpha d, which can part
         # from X w - b by rounding (w_m + alpha cancelling to ~1e-17 left a "perfect" split of rounding noise)
-        project_into(X, w, V)
-        for i in range(n):
+        project_into(Xd, w, V)
+        for i in range(u):
             V[i] -= b
-        gain = _gain_of_sides(V, y, k, msl, total, xlogx)
+        gain = _gain_of_sides_multi(V, yd, mult, n, k, msl, total, xlogx)
         # the offset is re-optimised exactly on the final direction
-        b_opt, g_opt = _best_offset_into(X, w, y, k, msl, total, xlogx, z, ws)
+        b_opt, g_opt = _offset(X, Xd, w, y, k, msl, total, xlogx, z, ws, rows, multi)
         if g_opt > gain:
             b = b_opt
             gain = g_opt
@@ -557,7 +782,18 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
             best_gain = gain
     return best_w, best_b, best_gain
 
+
+@njit(**_NJIT)
+def _offset(X, Xd, w, y, k, msl, total, xlogx, z, ws, rows, multi):
+    """:func:`_best_offset_into` of the rows: the distinct points projected, the rows' values sorted."""
+    if not multi:
+        return _best_offset_into(X, w, y, k, msl, total, xlogx, z, ws)
+    inv, _, V_rows, _ = rows
+    project_into(Xd, w, z)
+    _expand(z, inv, V_rows)
+    return _best_offset_of(V_rows, X, w, y, k, msl, total, xlogx, ws)
+
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f
-# numba cache key: greedy/_grow.py 5d557e3f2f6edd7a
+# numba cache key: greedy/_grow.py 23a21c3992f79aa4
 # numba cache key: greedy/_radix.py a9670243c6c38a19

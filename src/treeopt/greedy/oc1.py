@@ -18,7 +18,7 @@ from ._criteria import best_sampled_axis_split, information_gain, separates_perf
 from ._estimator import (GROW_ORDER_CONSTRAINT, GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier,
                          n_candidate_features)
 from ._grow import NodeSplit, route_right
-from ._oc1 import oc1_search
+from ._oc1 import MAX_MULTIPLICITY, TAG_BITS, oc1_search, oc1_search_multi
 
 # Coordinate-descent sweeps between random perturbations; each accepted sweep strictly improves the gain,
 # so this only caps pathological slow progress.
@@ -43,7 +43,10 @@ class OC1SplitFinder:
         self.n_oblique = 0
         self.n_axis = 0
 
-    def __call__(self, X, y, rng, depth):
+    takes_rows = True  # the grower passes the node's row numbers: a bootstrap sample's copies of one point
+    use_multiplicities = True  # False: every row searched as a point of its own (the same result; tests compare)
+
+    def __call__(self, X, y, rng, depth, rows=None):
         k, msl = self.n_classes, self.min_samples_leaf
         p = X.shape[1]
         f, thr, axis_gain = best_sampled_axis_split(X, y, k, self.n_features_split, msl, rng)
@@ -57,7 +60,7 @@ class OC1SplitFinder:
         w0[f] = 1.0
         restart_normals = rng.standard_normal((self.n_restarts - 1, p))
         jump_normals = rng.standard_normal((self.n_restarts, self.n_perturbations, p + 1))
-        w, b, gain = oc1_search(X, y, k, w0, thr, restart_normals, jump_normals, msl, self.max_cycles)
+        w, b, gain = self._search(X, y, rows, w0, thr, restart_normals, jump_normals)
         if gain > axis_gain + 1e-12:
             oblique = NodeSplit.oblique(w, b)
             # re-score the partition exactly as the tree will route it before trusting the search's gain
@@ -69,6 +72,18 @@ class OC1SplitFinder:
                 return oblique
         self.n_axis += 1
         return axis
+
+
+    def _search(self, X, y, rows, w0, thr, restart_normals, jump_normals):
+        """:func:`oc1_search`; on the distinct points with their multiplicities when ``rows`` repeats some (the same
+        hyperplane, faster: :func:`oc1_search_multi`)."""
+        k, msl = self.n_classes, self.min_samples_leaf
+        if rows is not None and self.use_multiplicities and 2 * k < 2 ** TAG_BITS:
+            _, first, inv, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
+            if first.shape[0] < rows.shape[0] and counts.max() <= MAX_MULTIPLICITY:
+                return oc1_search_multi(X, y, first.astype(np.int64), inv.astype(np.int64).ravel(), k, w0, thr,
+                                        restart_normals, jump_normals, msl, self.max_cycles)
+        return oc1_search(X, y, k, w0, thr, restart_normals, jump_normals, msl, self.max_cycles)
 
 
 class OC1TreeClassifier(GreedyTreeClassifier):
