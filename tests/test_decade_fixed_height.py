@@ -151,6 +151,9 @@ def test_dotted_parameters_nest_several_dicts_deep():
               "init_params.init_params.nu": 4, "C": 1}
     assert nest_params(params) == {"init": "nongreedy", "C": 1,
                                    "init_params": {"max_epochs": 80, "nu": 10, "init_params": {"nu": 4}}}
+    # the caller's dicts are left as they were (a run records its params after the fit: a fitted candidate recorded
+    # the folded dict, a candidate read off its path the given one, and tables listed init_params as tuned)
+    assert params["init_params"] == {"max_epochs": 80}
 
 
 def test_tao_starts_from_the_non_greedy_tree_it_is_given_the_parameters_of():

@@ -112,7 +112,9 @@ def nest_params(params):
             nested.setdefault(outer, dict(base))[inner] = value
             folded.add(outer)
         elif key not in nested:
-            nested[key] = value
+            # a copy: dotted keys after it are folded into it, and the caller's dict (a run's params, recorded in
+            # its metrics.json after the fit) must not change
+            nested[key] = dict(value) if isinstance(value, dict) else value
     return {key: nest_params(value) if key in folded else value for key, value in nested.items()}
 
 
