@@ -127,7 +127,9 @@ def grow_tree(X, y, n_classes, find_split, *, max_depth=None, min_samples_split=
         ``None`` makes the node a leaf. A finder with ``reads_rows = True`` is called as
         ``find_split(X, rows, y_node, rng, depth)`` with the node's row numbers in ``X`` instead of a copy of
         its rows (a two-probe node reads 2,000 of a segmentation window's 2,883 values), and must return an
-        oblique split.
+        oblique split. A finder with ``takes_rows = True`` gets the copy and also ``rows=``, the node's row numbers
+        in ``X`` (with ``sample``, a bootstrap sample's copies of one point share a number: OC1 searches each point
+        once, with its multiplicity).
     max_depth : int or None
         Nodes at this depth become leaves (root has depth 0); None grows until the other rules stop.
     min_samples_split : int
