@@ -619,7 +619,7 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
     the tree store's arithmetic; ``gain`` is never below that of ``(w0, b0)``.
     """
     n = X.shape[0]
-    return _search(X, X, y, y, np.ones(n, dtype=np.int64), np.arange(n), k, w0, b0, restart_normals, jump_normals,
+    return _search((X, X, y, y, np.ones(n, dtype=np.int64), np.arange(n)), k, w0, b0, restart_normals, jump_normals,
                    min_samples_leaf, max_cycles)
 
 
@@ -639,15 +639,17 @@ def oc1_search_multi(X, y, first, inv, k, w0, b0, restart_normals, jump_normals,
     mult = np.zeros(u, dtype=np.int64)
     for j in range(inv.shape[0]):
         mult[inv[j]] += 1
-    return _search(X, Xd, y, yd, mult, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles)
+    return _search((X, Xd, y, yd, mult, inv), k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles)
 
 
 @njit(**_NJIT)
-def _search(X, Xd, y, yd, mult, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles):
+def _search(node, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles):
     """The OC1 search over the node's rows ``X``, ``y``, computed on its distinct points ``Xd``, ``yd`` (multiplicities
-    ``mult``, row j is point ``inv[j]``; the rows themselves when there are as many points as rows). Every quantity the
-    search over rows sums or sorts (gains, line searches, the offset's sort, a perturbation's spread) is taken over
-    the rows, in row order where the order can change a rounding: the same hyperplane bit for bit."""
+    ``mult``, row j is point ``inv[j]``; the rows themselves when there are as many points as rows; ``node = (X, Xd,
+    y, yd, mult, inv)``). Every quantity the search over rows sums or sorts (gains, line searches, the offset's sort,
+    a perturbation's spread) is taken over the rows, in row order where the order can change a rounding: the same
+    hyperplane bit for bit."""
+    X, Xd, y, yd, mult, inv = node
     n, p = X.shape
     u = Xd.shape[0]
     multi = u < n
