@@ -95,7 +95,8 @@ def test_a_table_mixing_regression_and_classification_sets_compares_each_on_its_
 
 
 def test_claims_of_the_committed_paper_tables():
-    """The rows reported in issue #38: CO2's 10 trees against RF's 1000 on Letter fails (4.11 against 3.88), the
+    """The rows reported in issue #38: CO2's 10 trees against RF's 1000 on Letter fails (3.99 against 3.88 since
+    the tuning rule's re-run of 29 Nov; 4.11 before), the
     non-greedy tree is not the best at depth 6 on Connect-4 (OC1 75.81 against 72.63, inside its 5.9 std)."""
     config = load_config(REPO / "config.yaml", ["profile=paper"])
     card = build_scorecard(read_tables(REPO / "results/paper"), build_plan(config), config, profile="paper")
@@ -103,11 +104,11 @@ def test_claims_of_the_committed_paper_tables():
     status = claims["status"].to_dict()
     assert status["CO2 claim: CO2 Forest with 10 trees beats Random Forest with 1000, Letter"] == CLAIM_FAILS
     letter = claims.loc["CO2 claim: CO2 Forest with 10 trees beats Random Forest with 1000, Letter"]
-    assert letter["ours"] == pytest.approx(4.107, abs=1e-3) and letter["difference"] == pytest.approx(0.227, abs=1e-3)
+    assert letter["ours"] == pytest.approx(3.987, abs=1e-3) and letter["difference"] == pytest.approx(0.107, abs=1e-3)
     assert status["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, Connect-4"] == CLAIM_HOLDS
     satimage = claims.loc["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, SatImage"]
     assert satimage["status"] == CLAIM_FAILS and "within one seed's spread" in satimage["note"]
-    # OC1 Forest's 1000 trees on Letter (seed 1, 28 Nov: 4.04) above CO2 Forest's 2.26: holds, or offline where this
+    # OC1 Forest's 1000 trees on Letter (seed 1, 28 Nov: 4.04) above CO2 Forest's 2.31: holds, or offline where this
     # machine has no mirror of Letter
     assert status["CO2 claim: CO2 Forest beats Random Forest and OC1 Forest, Letter"] in (CLAIM_HOLDS, OFFLINE)
     best = claims.loc["Non-greedy claim: best test accuracy at every depth, Connect-4"]
@@ -135,7 +136,7 @@ def test_claims_of_the_committed_paper_tables():
     assert set(claims["status"]) <= {CLAIM_HOLDS, CLAIM_FAILS, NOT_RUN, OFFLINE}
     assert not any("Fashion-MNIST" in item for item in claims.index)  # a stand-in is not the paper's data
     markdown = (REPO / "results/paper/scorecard.md").read_text()
-    assert "| claim fails | fails: CO2 Forest, 10 trees 4.107 ± 0.13 not below Random Forest, 1000 trees 3.88" in \
+    assert "| claim fails | fails: CO2 Forest, 10 trees 3.987 ± 0.14 not below Random Forest, 1000 trees 3.88" in \
         markdown
 
 
