@@ -33,7 +33,9 @@ _TOL = 1e-12  # gains closer than this count as ties (guards against rounding cy
 
 @njit(**_NJIT)
 def _gain_of_sides(V, y, k, min_samples_leaf, total, xlogx):
-    """Information gain of the partition ``V >= 0 -> right`` (-inf if a side is too small)."""
+    """Information gain of the partition ``V >= 0 -> right`` (-inf if a side is too small). The search uses
+    :func:`_gain_of_sides_multi` (this with multiplicities); this rows form is the definition it must equal, and
+    the 071be0e reference search of the tests calls it."""
     n = V.shape[0]
     right = np.zeros(k, dtype=np.int64)
     for j in range(n):
@@ -627,10 +629,15 @@ def oc1_search(X, y, k, w0, b0, restart_normals, jump_normals, min_samples_leaf,
 def oc1_search_multi(X, y, first, inv, k, w0, b0, restart_normals, jump_normals, min_samples_leaf, max_cycles):
     """:func:`oc1_search` of the rows ``X``, ``y`` (a node of a bootstrap sample: some rows are copies of one point),
     given each distinct point's first row ``first`` and each row's point ``inv`` (``X[first[inv[j]]]`` is row j's
-    copy). The same ``(w, b, gain)`` bit for bit; the line searches and projections run over the distinct points,
-    each counted as often as it occurs (:func:`_line_search_multi`). The caller keeps multiplicities below
+    copy; every row its own point is the search over rows). The same ``(w, b, gain)`` bit for bit; the line searches
+    and projections run over the distinct points, each counted as often as it occurs (:func:`_line_search_multi`).
+    The caller keeps multiplicities below
     ``MAX_MULTIPLICITY`` and ``2 k`` below ``2 ** TAG_BITS``."""
     u = first.shape[0]
+    n = X.shape[0]
+    if u == n:  # no copies: the rows themselves are the points (no copy of X)
+        return _search((X, X, y, y, np.ones(n, dtype=np.int64), np.arange(n)), k, w0, b0, restart_normals,
+                       jump_normals, min_samples_leaf, max_cycles)
     Xd = np.empty((u, X.shape[1]))
     yd = np.empty(u, dtype=np.int64)
     for i in range(u):

@@ -32,6 +32,9 @@ class OC1SplitFinder:
     the oblique hyperplane is kept only when its gain is strictly higher.
     """
 
+    takes_rows = True  # the grower passes the node's row numbers: a bootstrap sample's copies of one point
+    use_multiplicities = True  # False: every row searched as a point of its own (the same result; tests compare)
+
     def __init__(self, n_classes, *, n_features_split, n_restarts, n_perturbations, min_samples_leaf,
                  max_cycles=MAX_CYCLES):
         self.n_classes = n_classes
@@ -42,9 +45,6 @@ class OC1SplitFinder:
         self.max_cycles = max_cycles
         self.n_oblique = 0
         self.n_axis = 0
-
-    takes_rows = True  # the grower passes the node's row numbers: a bootstrap sample's copies of one point
-    use_multiplicities = True  # False: every row searched as a point of its own (the same result; tests compare)
 
     def __call__(self, X, y, rng, depth, rows=None):
         k, msl = self.n_classes, self.min_samples_leaf
@@ -73,14 +73,15 @@ class OC1SplitFinder:
         self.n_axis += 1
         return axis
 
-
     def _search(self, X, y, rows, w0, thr, restart_normals, jump_normals):
-        """:func:`oc1_search`; on the distinct points with their multiplicities when ``rows`` repeats some (the same
-        hyperplane, faster: :func:`oc1_search_multi`)."""
+        """:func:`oc1_search`; through :func:`oc1_search_multi` whenever the grower gives the rows (on the distinct
+        points with their multiplicities when ``rows`` repeats some: the same hyperplane, faster), so that one
+        compiled entry serves nodes with and without copies (a warm-up fit compiles it; a second entry met only
+        by the timed fit would compile inside it)."""
         k, msl = self.n_classes, self.min_samples_leaf
         if rows is not None and self.use_multiplicities and 2 * k < 2 ** TAG_BITS:
             _, first, inv, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
-            if first.shape[0] < rows.shape[0] and counts.max() <= MAX_MULTIPLICITY:
+            if counts.max() <= MAX_MULTIPLICITY:
                 return oc1_search_multi(X, y, first.astype(np.int64), inv.astype(np.int64).ravel(), k, w0, thr,
                                         restart_normals, jump_normals, msl, self.max_cycles)
         return oc1_search(X, y, k, w0, thr, restart_normals, jump_normals, msl, self.max_cycles)

@@ -217,5 +217,5 @@ class RandomObliqueTreeClassifier(GreedyTreeClassifier):
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f
 # numba cache key: greedy/_grow.py d6bb969f416b02cb
-# numba cache key: greedy/_oc1.py 19a341b56e0a4c10
+# numba cache key: greedy/_oc1.py 21533cd357d5ec8c
 # numba cache key: greedy/_radix.py a9670243c6c38a19

@@ -172,11 +172,9 @@ def estimate_plan(plan, threads=1, model=None):
         cost = out.setdefault(name, ExperimentCost(name))
         if block:
             cost.n_blocks += 1
-        elif hasattr(spec, "axis_jobs"):  # a grown selection (its axes' jobs fit what it counts)
+        elif hasattr(spec, "axis_jobs"):  # a grown selection (its axes' jobs, counted nowhere, fit what it counts)
             cost.n_grown += grown_axes(spec)
-        elif hasattr(spec, "growth"):  # the job of one of its axes
-            pass
-        else:
+        elif not hasattr(spec, "growth"):
             cost.n_runs += 1
         try:
             est = estimate_spec(spec, plan.profile, threads, model, plan.processed_dir)
