@@ -16,7 +16,7 @@ from treeopt.experiments.report.tables import chosen_text, tuned_marks
 from treeopt.experiments.run.folders import is_run_folder
 from treeopt.experiments.run.grow import grow_selection
 from treeopt.experiments.run.runner import rerun, run
-from treeopt.experiments.run.selection import select_runs
+from treeopt.experiments.run.selection import axis_values, edge_params, select_runs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -348,3 +348,47 @@ def test_the_workflow_fits_two_axes_in_jobs_of_their_own_from_the_profile_rule(t
         assert is_run_folder(root / axis["fitted"])
         setup = yaml.safe_load((root / axis["fitted"] / "params.yaml").read_text())
         assert setup["grown_for"] == str(grown_file.relative_to(root))  # fitted for the grown selection it serves
+
+
+# ---- a p^a axis (a random forest's q, the CO2 paper's p^0.5 ... p^0.9) grows by its exponent
+def test_a_power_axis_steps_its_exponent():
+    assert step_past({"plus": 0.1, "max": 1}, "p^0.5", "lower", False) == "p^0.4"
+    assert step_past({"plus": 0.1, "max": 1}, "p^0.9", "upper", False) == "p^1.0"
+    assert step_past({"plus": 0.1, "max": 1}, "p^1.0", "upper", False) is None
+    assert step_past({"series": [1, 3]}, "p^0.1", "lower", False) == "p^0.03"
+
+
+def test_a_power_axis_is_ordered_by_its_exponent_not_its_text():
+    # as text ".5" sorts before "0.4"; by exponent p^0.4 is the smaller
+    candidates = [{"params": {"max_features": v}} for v in ("p^.5", "p^0.4", "p^0.45")]
+    assert axis_values(candidates, "max_features") == ["p^0.4", "p^0.45", "p^.5"]
+    assert edge_params(candidates, {"max_features": "p^0.4"}) == ["max_features"]
+    assert edge_params(candidates, {"max_features": "p^0.45"}) == []
+    assert axis_values([{"params": {"max_features": v}} for v in ("sqrt", "log2")], "max_features") is None
+
+
+def test_a_power_grid_plans_its_grown_candidates_and_a_lower_edge_fits_the_step_below(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = config({"max_features": ["p^0.5", "p^0.7", "p^0.9"]}, {"max_features": {"plus": 0.1, "max": 1}})
+    spec, = plan(cfg).grown.values()
+    assert {(g.side, g.edge, g.value) for g in spec.growth} == {("lower", "p^0.5", "p^0.4"),
+                                                                ("upper", "p^0.9", "p^1.0")}
+    select_runs(fake_candidates(spec, [95.0, 91.0, 90.0]), "accuracy", spec.base.path)
+    fits = []
+
+    def fit(entry):
+        fits.append(entry)
+        Path(entry["run"]).mkdir(parents=True)
+        (Path(entry["run"]) / "metrics.json").write_text(json.dumps(
+            {"params": entry["params"], "val": {"accuracy": 96.0}, "train": {}, "fit_seconds": 0.1}))
+
+    out = grow_selection(spec.base.path, spec.job_entries(), spec.path, fit=fit,
+                         steps={p: dict(s) for p, s in spec.grow})
+    assert [f["params"]["max_features"] for f in fits] == ["p^0.4"]
+    assert out["chosen"]["max_features"] == "p^0.4" and out["grown"][0]["still_at_edge"] is True
+
+
+def test_a_power_grid_with_a_factor_step_from_p0_is_refused():
+    cfg = config({"max_features": ["p^0", "p^0.5"]}, {"max_features": {"times": 2}})
+    with pytest.raises(ConfigError, match="positive"):
+        validate_config(copy.deepcopy(cfg))

@@ -15,6 +15,10 @@ nearer one wins (method, then experiment, then profile)::
   -> 0.3 above, 0.003 below (geometric grids written by hand rarely have one exact ratio);
 * ``min`` / ``max``: no value past them is tried (where the estimator's own limit is, e.g. 1 restart).
 
+An axis written in the ``p^a`` notation (``max_features: [p^0.5, ..., p^0.9]``, round(p ** a) of the p features) is
+ordered by its exponent a, and a step moves the exponent: ``{plus: 0.1, max: 1}`` grows p^0.5 to p^0.4 and p^0.9 to
+p^1.0 (every feature), with ``min``/``max`` bounding a (a random forest's q is tuned as every other grid axis).
+
 The rule (:mod:`treeopt.experiments.run.grow`): after the ordinary selection, for each growable axis (in grid order)
 whose chosen value is the smallest or largest on that axis, the candidate one step past it, the other parameters at
 their chosen values, is fitted on the training part and scored on validation as every candidate is; then the choice
@@ -34,6 +38,7 @@ from functools import cached_property
 
 from .errors import name_error
 from .identity import folder_name, identity_hash
+from .methods import POWER_NOTATION
 from .specs import SELECTION_DIR, SelectionSpec, point_items
 
 GROWN_PREFIX = "grown-"
@@ -41,8 +46,19 @@ STEP_KINDS = ("times", "plus", "series")
 LOWER, UPPER = "lower", "upper"
 
 
-def _is_number(value):
+def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _power(value):
+    """a of a ``"p^a"`` value (round(p ** a) features), None for anything else."""
+    match = POWER_NOTATION.match(value.strip()) if isinstance(value, str) else None
+    return float(match.group(1)) if match else None
+
+
+def axis_order_key(value):
+    """The number a grid value is ordered and stepped by: itself, or the exponent of a ``p^a`` value."""
+    return _power(value) if isinstance(value, str) else value
 
 
 def _tidy(value):
@@ -51,17 +67,24 @@ def _tidy(value):
 
 
 def axis_edges(values):
-    """(smallest, largest) of a numeric grid axis; None when it is not numeric or has fewer than two values."""
+    """(smallest, largest) of a numeric grid axis, or of one written ``p^a`` (by exponent, the values as written);
+    None when it is neither or has fewer than two values."""
     values = list(values)
-    if not values or not all(_is_number(v) for v in values) or len(set(values)) < 2:
+    keys = [axis_order_key(v) for v in values]
+    if not values or not all(is_number(k) for k in keys) or len(set(keys)) < 2:
         return None
-    return min(values), max(values)
+    return min(values, key=axis_order_key), max(values, key=axis_order_key)
 
 
 def step_past(step, edge, side, integer):
     """The value one ``step`` (a dict: one of times/plus/series, optional min/max) past ``edge`` on ``side``
     (``"lower"`` or ``"upper"``); ``integer`` keeps an integer axis integer. None when ``min``/``max`` forbid it or
-    the step cannot leave the edge (an integer axis at 1 divided by 2)."""
+    the step cannot leave the edge (an integer axis at 1 divided by 2). A ``p^a`` edge steps its exponent and gives
+    a ``p^a`` value."""
+    exponent = _power(edge)
+    if exponent is not None:
+        value = step_past(step, exponent, side, False)
+        return None if value is None else f"p^{value}"
     up = side == UPPER
     if "times" in step:
         value = edge * step["times"] if up else edge / step["times"]
@@ -148,8 +171,8 @@ def grow_problems(config):
                     edges = axis_edges(grid[key])
                     if why is None and edges is None:
                         why = (f"the grid {grid[key]} of {mname} has no edge to grow from (it needs two or more "
-                               f"numbers)")
-                    if why is None and ("times" in step or "series" in step) and edges[0] <= 0:
+                               f"numbers, or p^a values)")
+                    if why is None and ("times" in step or "series" in step) and axis_order_key(edges[0]) <= 0:
                         why = f"a factor step needs positive grid values, got {grid[key]}"
                     if why:
                         problems.append(f"{gwhere}: {why}")

@@ -18,7 +18,7 @@ from .params import split_dotted
 
 TASKS = ("classification", "regression", "segmentation")
 KINDS = ("tree", "forest", "boosting")
-_POWER = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
+POWER_NOTATION = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def get_method(name):
 def resolve_value(value, n_features):
     """``"p^a"`` -> max(1, round(n_features ** a)); any other value unchanged."""
     if isinstance(value, str):
-        match = _POWER.match(value.strip())
+        match = POWER_NOTATION.match(value.strip())
         if match:
             if n_features is None:
                 raise ValueError(f"{value!r} needs the number of features")

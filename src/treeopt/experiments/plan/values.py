@@ -16,10 +16,9 @@ profiles into floats, as YAML 1.2 and people read them, before anything else loo
 
 import re
 
-from .methods import METHODS, get_method
+from .methods import METHODS, POWER_NOTATION, get_method
 from .params import INHERIT_PREFIX, split_dotted
 
-_POWER = re.compile(r"^p\^([0-9]*\.?[0-9]+)$")
 # YAML 1.2 floats with an exponent, which YAML 1.1 leaves as strings: 3e-3, 1E5, 1.0e5, -2.5e+3
 _EXPONENT_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
@@ -53,7 +52,7 @@ def value_problem(cls, name, value):
         return (f"{value!r}: values starting {INHERIT_PREFIX!r} are reserved for inherited parameters "
                 f"(use inherit:)")
     if isinstance(value, str) and value.strip().startswith("p^"):
-        if not _POWER.match(value.strip()):
+        if not POWER_NOTATION.match(value.strip()):
             return (f"{value!r} is not the p^a notation (p^ and a number, e.g. p^0.5 = round(p ** 0.5) of the "
                     f"p features)")
         value = 1  # what p^a gives is an int >= 1 for every p

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..._atomic import atomic_path
+from ..plan.grow import axis_order_key, is_number
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -58,12 +59,12 @@ def candidate_record(run_dir):
 
 
 def axis_values(candidates, key):
-    """The sorted distinct values of ``key`` among ``candidates`` (selection records) when they are all numbers
-    and two or more; None otherwise (no edge to speak of)."""
+    """The sorted distinct values of ``key`` among ``candidates`` (selection records) when they are all numbers, or
+    all ``p^a`` values (ordered by a), and two or more; None otherwise (no edge to speak of)."""
     values = [c["params"].get(key) for c in candidates]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) or len(set(values)) < 2:
+    if not all(is_number(axis_order_key(v)) for v in values) or len({axis_order_key(v) for v in values}) < 2:
         return None
-    return sorted(set(values))
+    return sorted(set(values), key=axis_order_key)
 
 
 def edge_params(candidates, chosen):
