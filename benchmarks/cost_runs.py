@@ -213,6 +213,18 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
         "max_depth": 8, "init": "random", "C": 0.1, **TAO_TABLE1}, "train", None, 1),
     "rf/connect4/1000 (final)": ("connect4", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "trainval",
                                  {"n_estimators": [1, 3, 10, 30, 100, 300, 1000]}, 1),
+    # added 29 Nov 2026: the families over 5 CPU-h of the paper profile that had no check yet (issue #37). OC1 Forest's
+    # coefficient is set from one tree on Letter's training part and one on a Protein-shaped set: a final's tree
+    # block (50 trees, train+validation, q as RF chose on every seed) is another run. RGF Fig. 10's GBDT on musk2
+    # (2000 training points, the paper's largest J, staged to 1000 trees), both losses the profile charges.
+    "oc1_forest/satimage/50 (final block)": ("satimage", "oc1_forest", {"n_estimators": 50, "max_features": "p^0.6"},
+                                             "trainval", {"n_estimators": [50]}, 1),
+    "oc1_forest/letter/50 (final block)": ("letter", "oc1_forest", {"n_estimators": 50, "max_features": "p^0.5"},
+                                           "trainval", {"n_estimators": [50]}, 1),
+    **{f"{m}/musk2/1000 (rgf_real, J 64)": ("musk2", m, {"n_estimators": 1000, "max_leaf_nodes": 64,
+                                                         "learning_rate": 0.1, "min_samples_leaf": 10}, "train",
+                                            {"n_estimators": [10, 30, 100, 300, 1000]}, 1)
+       for m in ("gbdt_sq_clf", "gbdt_exp")},
 }
 
 
@@ -245,6 +257,12 @@ SEGMENTATION_CHECKS = {
         "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 505.64, 0.527, 15925.3,
         0.51, 1.0, "2026-11-28 14:14",
         "benchmarks/seg_lfw_size.py time co2 --trees 1 --windows 256000 --score 1 --nu 10 --learning-rate 0.001"),
+    # the depth sweep's two-probe tree (co2_segmentation_depth, depth 20; the calibration tree was unlimited: 15,161
+    # leaves, this one 7,311), 29 Nov 2026 beside two workflow jobs; peak from /usr/bin/time -v
+    "seg_two_probe/lfw_parts/256000 (depth sweep, depth 20)": (
+        "seg_two_probe", {"windows_per_tree": 256000, "max_depth": 20, "n_pairs": 1000}, 134.07, 0.0167, 8064.5,
+        3.4, 4.8, "2026-11-29 04:41",
+        "/usr/bin/time -v benchmarks/seg_lfw_size.py time two_probe --trees 1 --windows 256000 --max-depth 20 --score 1"),
 }
 
 
