@@ -38,7 +38,7 @@ from functools import cached_property
 
 from .errors import name_error
 from .identity import folder_name, identity_hash
-from .methods import POWER_NOTATION
+from .methods import power_exponent
 from .specs import SELECTION_DIR, SelectionSpec, point_items
 
 GROWN_PREFIX = "grown-"
@@ -50,15 +50,9 @@ def is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _power(value):
-    """a of a ``"p^a"`` value (round(p ** a) features), None for anything else."""
-    match = POWER_NOTATION.match(value.strip()) if isinstance(value, str) else None
-    return float(match.group(1)) if match else None
-
-
 def axis_order_key(value):
     """The number a grid value is ordered and stepped by: itself, or the exponent of a ``p^a`` value."""
-    return _power(value) if isinstance(value, str) else value
+    return power_exponent(value) if isinstance(value, str) else value
 
 
 def _tidy(value):
@@ -81,7 +75,7 @@ def step_past(step, edge, side, integer):
     (``"lower"`` or ``"upper"``); ``integer`` keeps an integer axis integer. None when ``min``/``max`` forbid it or
     the step cannot leave the edge (an integer axis at 1 divided by 2). A ``p^a`` edge steps its exponent and gives
     a ``p^a`` value."""
-    exponent = _power(edge)
+    exponent = power_exponent(edge)
     if exponent is not None:
         value = step_past(step, exponent, side, False)
         return None if value is None else f"p^{value}"

@@ -85,15 +85,20 @@ def get_method(name):
         raise ValueError(f"unknown method {name!r}; registered methods: {', '.join(sorted(METHODS))}") from None
 
 
+def power_exponent(value):
+    """a of a ``"p^a"`` value (round(p ** a) features), None for anything else."""
+    match = POWER_NOTATION.match(value.strip()) if isinstance(value, str) else None
+    return float(match.group(1)) if match else None
+
+
 def resolve_value(value, n_features):
     """``"p^a"`` -> max(1, round(n_features ** a)); any other value unchanged."""
-    if isinstance(value, str):
-        match = POWER_NOTATION.match(value.strip())
-        if match:
-            if n_features is None:
-                raise ValueError(f"{value!r} needs the number of features")
-            return max(1, int(round(n_features ** float(match.group(1)))))
-    return value
+    exponent = power_exponent(value)
+    if exponent is None:
+        return value
+    if n_features is None:
+        raise ValueError(f"{value!r} needs the number of features")
+    return max(1, int(round(n_features ** exponent)))
 
 
 def nest_params(params):
