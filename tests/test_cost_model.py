@@ -278,8 +278,10 @@ def test_a_split_forest_is_charged_as_its_blocks_and_the_merge():
     costs = cost_plan.estimate_plan(plan)
     oblique = costs["co2_forest_size_oblique"]
     segmentation = costs["co2_segmentation_trees"].n_blocks + costs["co2_segmentation_depth"].n_blocks
-    # segmentation: 32-tree finals only (their 16 trees are the first 16; no separate 16-tree finals since 28 Nov)
-    assert oblique.n_blocks == 300 and segmentation == 202 and len(plan.blocks) == 502
+    # segmentation: 32-tree finals only (their 16 trees are the first 16; no separate 16-tree finals since 28 Nov);
+    # the depth sweep's two-probe and CO2 forests one depth-30 fit each (4 blocks), its depths cut off it (29 Nov)
+    assert costs["co2_segmentation_depth"].n_blocks == 2 * 4
+    assert oblique.n_blocks == 300 and segmentation == 170 and len(plan.blocks) == 470
     # every job of the paper profile within 4 hours (segmentation forests were up to 10 hours in one job)
     assert max(c.longest_seconds for c in costs.values()) <= 4 * 3600
     assert oblique.longest_seconds <= 4 * 3600  # the longest: a CO2 Forest of 1000 trees on Covertype, or a block
@@ -337,3 +339,29 @@ def test_a_segmentation_candidate_is_charged_without_the_test_images_it_does_not
     final = next(f for f in plan.finals.values() if f.method == "seg_co2" and f.blocks)
     final_block = plan.blocks[final.block_dir(*final.blocks[0])]
     assert cost_plan.estimate_spec(final_block, plan.profile).cpu_seconds > charged.cpu_seconds
+
+
+def test_a_segmentation_depth_sweep_is_charged_one_deep_fit_and_a_scoring_pass_per_depth():
+    """segment_runs' depth stages: one level-order fit to the deepest depth, the forest scored with its trees cut at
+    each depth: the deepest run's units plus, per shallower depth, that depth's scoring alone (no fit)."""
+    shape = cost.Shape(2000, 100, 250, 48400, 3)
+    params = {"n_estimators": 16, "windows_per_tree": 256000, "grow_order": "level", "max_depth": 30}
+    stages = (("max_depth", (10, 15, 20, 25, 30)),)
+    staged, _ = cost.work("segmentation", params, shape, "trainval", stages, score_weight=0.01)
+
+    def alone(depth, windows):
+        return cost.work("segmentation", {**params, "max_depth": depth, "windows_per_tree": windows}, shape,
+                         "trainval", score_weight=0.01)[0]
+
+    assert staged == pytest.approx(alone(30, 256000) + sum(alone(d, 0) for d in (10, 15, 20, 25)), rel=1e-12)
+    # a tree limited below the levels an unlimited tree is charged costs less; one limited above it, no more
+    unlimited = cost.work("segmentation", {**params, "max_depth": None}, shape, "trainval", score_weight=0.01)[0]
+    assert alone(10, 256000) < alone(20, 256000) == alone(30, 256000) == unlimited
+    # with the model's CO2 scoring weight (0.00385), about half of the five fits' CPU (the fits of 10-25 saved)
+    weight = cost.load_model()["methods"]["seg_co2"]["score_weight"]
+    five = sum(cost.work("segmentation", {**params, "max_depth": d}, shape, "trainval", score_weight=weight)[0]
+               for d in (10, 15, 20, 25, 30))
+    assert cost.work("segmentation", params, shape, "trainval", stages, score_weight=weight)[0] < 0.6 * five
+    # a staged depth below the fit's is what is cut; the run's own depth is scored once
+    assert cost.work("segmentation", params, shape, "trainval", (("max_depth", (30,)),), score_weight=0.01)[0] == (
+        alone(30, 256000))

@@ -202,6 +202,15 @@ def _gain(y, idx, start, stop, go_right, k, xlogx):
 
 
 @njit(**_NJIT)
+def _put(pending, at, node, start, stop, ustart, ustop):
+    pending[at, 0] = node
+    pending[at, 1] = start
+    pending[at, 2] = stop
+    pending[at, 3] = ustart
+    pending[at, 4] = ustop
+
+
+@njit(**_NJIT)
 def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     """Grow one CO2 tree on the points ``X[idx]`` (``idx`` may repeat points: a bootstrap sample).
 
@@ -212,9 +221,13 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
       patience)``, q the features whose best axis split starts a stump;
     * ``stop_rule``: ``(max_epochs, tol, n_iter_no_change, tol_initial)`` (see ``co2_stump_sgd``);
     * ``growth``: ``(min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-      compare_with_axis)``: ``max_depth`` a number of levels (pass a huge one for no limit); ``standardize`` a
-      ``STANDARDIZE_CODES`` value, 0 (inputs as given), 1 (z-scores of the tree's sample) or 2 (z-scores of
-      each node's points); ``axis_fallback`` a ``FALLBACK_CODES`` value;
+      compare_with_axis, level_order)``: ``max_depth`` a number of levels (pass a huge one for no limit);
+      ``standardize`` a ``STANDARDIZE_CODES`` value, 0 (inputs as given), 1 (z-scores of the tree's sample) or 2
+      (z-scores of each node's points); ``axis_fallback`` a ``FALLBACK_CODES`` value; ``level_order``: split the
+      nodes breadth first (a queue) instead of depth first (a stack), so that nodes are numbered level by level
+      and the random draws of every node above depth d come in the same order whatever ``max_depth`` is: the tree
+      grown to depth d is then the first d levels of any deeper one (:func:`treeopt.greedy._grow.level_order_prefix`;
+      each node's work is the same either way, only the order of the nodes and of their draws differs);
     * ``seed`` (uint64) and ``order``, :func:`feature_order` of ``X`` (shared by the trees of a forest): each
       node's axis search reads its points in sorted order instead of sorting them.
 
@@ -228,7 +241,8 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     X, y, idx, k = points
     q, nu, eta, momentum, batch_size, tau, patience = settings
     max_epochs = stop_rule[0]
-    min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback, compare_with_axis = growth
+    min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback, compare_with_axis, level_order = (
+        growth)
     n = idx.shape[0]
     p = X.shape[1]
     idx = idx.astype(np.uint64)  # a copy; unsigned point ids index without numba's negative-index fix-up
@@ -288,26 +302,25 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
             s = np.sqrt(var[j] / n)
             std[j] = s if s > 0.0 else 1.0
 
-    st_node = np.empty(cap, dtype=np.int64)
-    st_start = np.empty(cap, dtype=np.int64)
-    st_stop = np.empty(cap, dtype=np.int64)
-    st_ustart = np.empty(cap, dtype=np.int64)
-    st_ustop = np.empty(cap, dtype=np.int64)
-    top = 0
-    st_node[0] = 0
-    st_start[0] = 0
-    st_stop[0] = n
-    st_ustart[0] = 0
-    st_ustop[0] = S.shape[1]
-    top = 1
+    # the nodes waiting to be split: (node, start, stop, ustart, ustop); a stack (depth first) or, with
+    # level_order, a queue (every node enters once, so cap rows hold it)
+    pending = np.empty((cap, 5), dtype=np.int64)
+    _put(pending, 0, 0, 0, n, 0, S.shape[1])
+    head = 0  # the queue's next node (level order)
+    top = 1  # one past the last node waiting
     n_nodes = 1
-    while top > 0:
-        top -= 1
-        node = st_node[top]
-        start = st_start[top]
-        stop = st_stop[top]
-        ustart = st_ustart[top]
-        ustop = st_ustop[top]
+    while top > head:
+        if level_order:
+            at = head
+            head += 1
+        else:
+            top -= 1
+            at = top
+        node = pending[at, 0]
+        start = pending[at, 1]
+        stop = pending[at, 2]
+        ustart = pending[at, 3]
+        ustop = pending[at, 4]
         m = stop - start
         total[:] = 0
         for t in range(start, stop):
@@ -469,18 +482,13 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
         right[node] = rc
         depth[lc] = depth[node] + 1
         depth[rc] = depth[node] + 1
-        st_node[top] = rc
-        st_start[top] = start + nl
-        st_stop[top] = stop
-        st_ustart[top] = ustart + nlu
-        st_ustop[top] = ustop
-        top += 1
-        st_node[top] = lc
-        st_start[top] = start
-        st_stop[top] = start + nl
-        st_ustart[top] = ustart
-        st_ustop[top] = ustart + nlu
-        top += 1
+        if level_order:  # first in, first out: the left child is split first, as depth first does
+            _put(pending, top, lc, start, start + nl, ustart, ustart + nlu)
+            _put(pending, top + 1, rc, start + nl, stop, ustart + nlu, ustop)
+        else:  # last in, first out: the left child on top
+            _put(pending, top, rc, start + nl, stop, ustart + nlu, ustop)
+            _put(pending, top + 1, lc, start, start + nl, ustart, ustart + nlu)
+        top += 2
     return (left[:n_nodes], right[:n_nodes], feature[:n_nodes], bias[:n_nodes], depth[:n_nodes],
             n_samples[:n_nodes], value[:n_nodes], wrow[:n_nodes], W[:n_w], counts, epochs[:n_nodes])
 

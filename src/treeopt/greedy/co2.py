@@ -53,7 +53,8 @@ from ..trees import Tree
 from ._co2_grow import (FALLBACK_CODES, STANDARDIZE_CODES, UNLIMITED_DEPTH, feature_order, feature_order_rows,  # noqa: F401
                         grow_co2_tree, node_csr)  # feature_order_rows, grow_co2_tree: for treeopt.forest.co2
 from ._co2_sgd import co2_stump_sgd
-from ._estimator import GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier, n_candidate_features
+from ._estimator import (GROW_ORDER_CONSTRAINT, GROWTH_CONSTRAINTS, MAX_FEATURES_CONSTRAINT, GreedyTreeClassifier,
+                         n_candidate_features)
 
 # Add-one smoothing of the leaf log-frequencies that initialise theta (Alg. 1 line 2). The exact
 # empirical log-probabilities (the minimiser of eq. (2) for a fixed split) are -inf for classes absent
@@ -228,6 +229,12 @@ class CO2TreeClassifier(GreedyTreeClassifier):
           Invariant to any per-feature affine scaling of the inputs; smaller ``nu`` suits it
           (0.03-0.3 were best on validation data).
     random_state : int, RandomState or None
+    grow_order : {"depth_first", "level"}, default="depth_first"
+        The order nodes are split in (each node's split is computed the same way): "level" splits every node of
+        depth d before any of depth d + 1, so the tree grown with ``max_depth = d`` is the first d levels of the
+        tree grown deeper with the same seed, node for node (:func:`treeopt.greedy._grow.level_order_prefix`; a
+        depth sweep of segmentation forests reads every depth off one fit). The two orders draw the random
+        numbers of the nodes in a different order, so their trees differ (as two seeds do).
 
     Attributes
     ----------
@@ -256,13 +263,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         "axis_fallback": [StrOptions({"collapsed", "never", "no_gain"})],
         "compare_with_axis": ["boolean"],
         "standardize": [StrOptions({"none", "tree", "node"})],
+        "grow_order": GROW_ORDER_CONSTRAINT,
         **GROWTH_CONSTRAINTS,
     }
 
     def __init__(self, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, tol_reference="best",
                  batch_size=100, momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none",
-                 random_state=None):
+                 random_state=None, grow_order="depth_first"):
         self.nu = nu
         self.learning_rate = learning_rate
         self.max_features = max_features
@@ -280,6 +288,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         self.compare_with_axis = compare_with_axis
         self.standardize = standardize
         self.random_state = random_state
+        self.grow_order = grow_order
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -304,7 +313,8 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         stop_rule = (int(self.max_epochs), float(self.tol), int(self.n_iter_no_change), self.tol_reference == "initial")
         growth = (int(max(self.min_samples_split, 2 * self.min_samples_leaf)), int(self.min_samples_leaf),
                   UNLIMITED_DEPTH if self.max_depth is None else int(self.max_depth),
-                  STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback], bool(self.compare_with_axis))
+                  STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback], bool(self.compare_with_axis),
+                  self.grow_order == "level")
         out = grow_co2_tree(points, settings, stop_rule, growth, np.uint64(seed), order)
         left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)

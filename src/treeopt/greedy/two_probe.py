@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._criteria import best_difference_split
-from ._estimator import GROWTH_CONSTRAINTS, GreedyTreeClassifier
+from ._estimator import GROW_ORDER_CONSTRAINT, GROWTH_CONSTRAINTS, GreedyTreeClassifier
 from ._grow import NodeSplit
 
 
@@ -64,6 +64,10 @@ class TwoProbeTreeClassifier(GreedyTreeClassifier):
     max_depth : int or None, default=None
     min_samples_split, min_samples_leaf : int
     random_state : int, RandomState or None
+    grow_order : {"depth_first", "level"}, default="depth_first"
+        The order nodes are split in, which decides the random draws each node gets: "level" splits every node
+        of a depth before the next depth, so the fit with a larger ``max_depth`` contains the fits with every
+        smaller one (``depth_step``; a segmentation forest's depth sweep from one fit).
 
     Attributes
     ----------
@@ -77,14 +81,17 @@ class TwoProbeTreeClassifier(GreedyTreeClassifier):
     _parameter_constraints = {
         "n_pairs": [Interval(Integral, 1, None, closed="left")],
         **GROWTH_CONSTRAINTS,
+        "grow_order": GROW_ORDER_CONSTRAINT,
     }
 
-    def __init__(self, n_pairs=1000, max_depth=None, min_samples_split=2, min_samples_leaf=1, random_state=None):
+    def __init__(self, n_pairs=1000, max_depth=None, min_samples_split=2, min_samples_leaf=1, random_state=None,
+                 grow_order="depth_first"):
         self.n_pairs = n_pairs
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
+        self.grow_order = grow_order
 
     def _split_finder(self, n_classes, n_features):
         return TwoProbeSplitFinder(n_classes, n_pairs=self.n_pairs, min_samples_leaf=self.min_samples_leaf)

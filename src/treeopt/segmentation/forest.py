@@ -91,6 +91,11 @@ class ForestSegmenter(BaseEstimator):
     n_jobs : int or None
         Threads fitting trees and labelling images.
     random_state : int, RandomState or None
+    grow_order : {"depth_first", "level"}, default="depth_first"
+        "two_probe" and "co2": the order a tree's nodes are split in. "level" splits every node of a depth before
+        the next, so the forest grown with ``max_depth = d`` is the deeper forest's trees cut at depth d, tree for
+        tree (:meth:`depth_sums` scores every depth of a sweep from one fit, CO2 paper Fig. 4 left). "axis"
+        (scikit-learn's trees) grows depth first only.
 
     Attributes
     ----------
@@ -120,12 +125,13 @@ class ForestSegmenter(BaseEstimator):
         "chunk_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "grow_order": [StrOptions({"depth_first", "level"})],
     }
 
     def __init__(self, split_kind="axis", n_estimators=16, max_depth=None, windows_per_tree=256000, window_size=31,
                  border=15, max_features="sqrt", n_pairs=1000, nu=1.0, learning_rate=1e-4, max_epochs=200,
                  min_samples_leaf=1, reweight=True, n_stats_windows=20000, chunk_size=4096, n_jobs=None,
-                 random_state=None):
+                 random_state=None, grow_order="depth_first"):
         self.split_kind = split_kind
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -143,6 +149,7 @@ class ForestSegmenter(BaseEstimator):
         self.chunk_size = chunk_size
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.grow_order = grow_order
 
     # ------------------------------------------------------------------------------------------ fit
     def _tree(self, seed):
@@ -156,12 +163,14 @@ class ForestSegmenter(BaseEstimator):
             from ..greedy.two_probe import TwoProbeTreeClassifier
 
             return TwoProbeTreeClassifier(n_pairs=self.n_pairs, max_depth=self.max_depth,
-                                          min_samples_leaf=self.min_samples_leaf, random_state=seed)
+                                          min_samples_leaf=self.min_samples_leaf, random_state=seed,
+                                          grow_order=self.grow_order)
         from ..greedy.co2 import CO2TreeClassifier
 
         return CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features=self.max_features,
                                  max_depth=self.max_depth, max_epochs=self.max_epochs,
-                                 min_samples_leaf=self.min_samples_leaf, random_state=seed)
+                                 min_samples_leaf=self.min_samples_leaf, random_state=seed,
+                                 grow_order=self.grow_order)
 
     def _sample(self, rng, n_per_class):
         """Flat pixel indices of one tree's balanced window sample, and its labels."""
@@ -200,6 +209,9 @@ class ForestSegmenter(BaseEstimator):
         images, labels = _check_images(X, y)
         if self.window_size % 2 != 1:
             raise ValueError(f"window_size must be odd, got {self.window_size}")
+        if self.split_kind == "axis" and self.grow_order != "depth_first":
+            raise ValueError("grow_order='level' needs split_kind 'two_probe' or 'co2' (scikit-learn's trees grow "
+                             "depth first)")
         if self.border < self.window_size // 2:
             raise ValueError(f"border ({self.border}) must be at least window_size // 2 ({self.window_size // 2}) "
                              "so that every window lies inside its image")
@@ -265,7 +277,30 @@ class ForestSegmenter(BaseEstimator):
         ``sums`` is a buffer reused by the next step: read it before asking for the next."""
         check_is_fitted(self)
         images = _check_images(X)
-        sizes = self._stage_sizes(n_trees)
+        yield from self._sums(images, self._stage_sizes(n_trees), block_trees, lambda tree: tree)
+
+    def depth_sums(self, X, depths, block_trees=None):
+        """Yield ``(d, sums)`` for d in ``depths`` (sorted): :meth:`staged_sums` of the whole forest with every tree
+        cut at depth d (its nodes at depth d made leaves with their class frequencies). For a forest grown level by
+        level (``grow_order="level"``) that is the forest grown with ``max_depth = d``, tree for tree
+        (:func:`treeopt.greedy._grow.level_order_prefix`), so one fit scores a whole depth sweep (CO2 paper Fig. 4
+        left). Each ``sums`` is its own array."""
+        from ..greedy._grow import level_order_prefix
+
+        check_is_fitted(self)
+        if self.grow_order != "level":
+            raise ValueError("depth_sums needs a forest grown level by level (grow_order='level')")
+        images = _check_images(X)
+        depths = sorted({int(d) for d in np.atleast_1d(depths)})
+        if depths[0] < 1 or (self.max_depth is not None and depths[-1] > self.max_depth):
+            raise ValueError(f"depths must lie in [1, {self.max_depth}] (the fit's max_depth), got {depths}")
+        n = [len(self.estimators_)]
+        for d in depths:
+            for _, sums in self._sums(images, n, block_trees, lambda tree, d=d: level_order_prefix(tree, d)):
+                yield d, sums
+
+    def _sums(self, images, sizes, block_trees, cut):
+        """:meth:`staged_sums` of ``images`` at the forest sizes ``sizes``, each tree store passed through ``cut``."""
         n_img, H, W = images.shape[:3]
         flat = np.flatnonzero(valid_mask((H, W), self.border))
         rows, cols = np.divmod(flat, W)
@@ -279,7 +314,7 @@ class ForestSegmenter(BaseEstimator):
             for m in sizes:
                 for t in range(done, m):
                     est = self.estimators_[t]
-                    tree = PackedTree(Tree.from_sklearn(est) if self.split_kind == "axis" else est.tree_,
+                    tree = PackedTree(cut(Tree.from_sklearn(est) if self.split_kind == "axis" else est.tree_),
                                       est.classes_, self.classes_.shape[0], self.window_size, self.window_mean_,
                                       self.window_std_)
                     parallel(delayed(scorer.add)(tree, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]))

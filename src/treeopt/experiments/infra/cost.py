@@ -41,7 +41,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
                                                  the corrections (results/paper/rgf_fig16_time.csv: 10,000
                                                  leaves took 8-13 s with 108 features, 12-19 s with 10)
     segmentation              T d 2883 (windows + s x pixels scored)   (a segmentation set's p: pixels per image;
-                                                 s: the method's score_weight, scoring a pixel vs fitting a window)
+                                                 s: the method's score_weight, scoring a pixel vs fitting a window;
+                                                 with max_depth stages, one fit to the deepest depth and its
+                                                 trees scored cut at each: d sum(stages) for the scoring)
     sgd_timing                2^d samples epochs p   (the timed epochs with exact inference)
 
 plus the scoring of every forest size asked (for forests: T (n + n_val + n_test) L p, folded into ``cpu``).
@@ -76,6 +78,11 @@ from ..plan.params import is_inherit_marker
 
 MODEL_FILE = Path(__file__).with_name("cost_model.yaml")
 SEG_FEATURES = 31 * 31 * 3  # the CO2 paper's 31x31 RGB windows
+# The levels a segmentation tree grown without a depth limit is charged (the coefficients' convention: the trees they
+# were measured on had no limit). A tree capped deeper costs no more than that: its deep levels hold small nodes
+# (measured, studies/seg_depth_one_fit.py: one CO2 or two-probe tree of 16,000 LFW-shaped windows took the same fit
+# CPU, within 6%, capped at 10, 15, 20, 25 or 30 levels)
+SEG_UNLIMITED_DEPTH = 20
 # A CO2 stump's per-point work that does not grow with p (leaf log-loss tables over k classes, the winner and label
 # counts, the shuffle) costs as much as about this many features' multiply-adds: fitted on the CO2 Forest
 # calibration runs (SatImage p = 36, Letter 16, Connect-4 126), whose CPU per tree x row x level grows far less than
@@ -291,10 +298,20 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0,
     if family == "segmentation":  # shape: images (n_train, n_val, n_test) and p = pixels per image
         T = _size(params, stages, "n_estimators", 16)
         windows = _number(params.get("windows_per_tree"), 256000)
-        depth = _number(params.get("max_depth"), 20) or 20
+        fit_depth = _number(_size(params, stages, "max_depth", None), None)  # its limit (None: none)
+
+        def levels(d):  # the levels a tree limited to d is charged
+            return min(d, SEG_UNLIMITED_DEPTH) if d else SEG_UNLIMITED_DEPTH
+
+        depth = levels(fit_depth)
+        # a depth sweep read off one level-order fit (segment_runs' depth stages) scores the forest once per depth,
+        # each pass as deep as its cut (the full depth's pass is the run's own)
+        cuts = {_number(v, None) for pname, vals in (stages or ()) if pname == "max_depth" for v in vals}
+        scored_depth = depth + sum(levels(d) for d in cuts if d and fit_depth and d < fit_depth)
         # every pixel, through every tree
         scored = (shape.n_test * bool(score_test) + 5 + (shape.n_val if fit_on == "train" else 0)) * p
-        return T * depth * SEG_FEATURES * (factor * windows + score_weight * scored), windows * SEG_FEATURES
+        return (T * SEG_FEATURES * (factor * windows * depth + score_weight * scored * scored_depth),
+                windows * SEG_FEATURES)
     if family == "sgd_timing":  # exact inference visits all 2^d leaves per point and epoch (fast: d)
         samples = min(_number(params.get("max_samples"), n) or n, n)
         return 2.0 ** _number(params.get("max_depth"), 6) * samples * _number(params.get("timed_epochs"), 2) * p, n * p

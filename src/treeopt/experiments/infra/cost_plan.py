@@ -41,6 +41,13 @@ def estimate_spec(spec, profile, threads=1, model=None, processed_dir=None):
                         processed_dir=processed_dir, score_test=False)
 
 
+def depth_stages(spec):
+    """The ``(("max_depth", depths),)`` stages of a segmentation run (its trees cut at each depth), else ()."""
+    if get_method(spec.method).task != "segmentation":
+        return ()
+    return tuple((p, v) for p, v in (getattr(spec, "stages", ()) or ()) if p == "max_depth")
+
+
 def reads_chosen_candidate(spec):
     """Whether a final run's job reads its chosen candidate's folder instead of fitting (``jobs.final_run``): not
     refitted, no staged sizes or tree blocks, and its sweep values already every candidate's."""
@@ -54,7 +61,8 @@ def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
     if n_trees is None and reads_chosen_candidate(spec):  # a job's start-up: its candidate was fitted and charged
         model = model or load_model()
         return Estimate(float(model.get("start_seconds", 0.0)), float(model["base_mb"]))
-    stages = (getattr(spec, "stages", ()) or ()) if n_trees is None else ()
+    # a block sums only its trees (no staged sizes), but cut at each staged depth (segment_runs' depth stages)
+    stages = (getattr(spec, "stages", ()) or ()) if n_trees is None else depth_stages(spec)
     size = {} if n_trees is None else {"n_estimators": n_trees}
     fit_on = "trainval" if spec.refit else "train"
     if spec.params is not None:
@@ -129,7 +137,9 @@ def estimate_merge(spec, model=None, processed_dir=None):
         images = (0 if candidate else shape.n_test) + (0 if refit else shape.n_val) + N_TRAIN_SCORED
         per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
         ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)
-        gb = (len(spec.blocks) + 2 * ends) * per_array  # read every block's sums; two label maps per size scored
+        cuts = sum(len(v) for _, v in depth_stages(spec))  # each block's sums of its trees cut at each depth, and their label maps
+        # read every block's sums; two label maps per size scored
+        gb = ((len(spec.blocks) + 2 * ends) + cuts * (len(spec.blocks) + 2)) * per_array
         cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
         return Estimate(cpu, float(model["base_mb"]) + 3 * per_array * 1e3, 1)
     rows = shape.n_fit("trainval" if refit else "train") + shape.n_test + (0 if refit else shape.n_val)

@@ -46,7 +46,8 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
     ``params`` / ``seed`` on ``split_path`` fits, and write the block folder ``block_dir``; returns its record.
 
     The arguments are those of the final run that merges the block (:func:`treeopt.experiments.run.runner.run`);
-    ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps; ``score_test=False``
+    ``stages`` ({"n_estimators": [sizes]}) names the staged sizes whose sums the block keeps (a segmentation forest's
+    ``max_depth`` stages: the depths its trees are cut at, each depth's sums kept); ``score_test=False``
     (a segmentation candidate's block) sums no test image.
     """
     from ..plan.methods import get_method
@@ -73,7 +74,8 @@ def run_block(block_dir, *, dataset, method, params, seed, split_path, trees, bl
 
             record.update(_runner._plain(run_segmentation_block(
                 tmp, method=method, params=params, seed=seed, split=split, trees=trees, block_trees=block_trees,
-                fit_on=fit_on, n_jobs=n_jobs, keep=keep, log=logger, score_test=score_test)))
+                fit_on=fit_on, n_jobs=n_jobs, keep=keep, log=logger, score_test=score_test,
+                depths=dict(stages or {}).get("max_depth"))))
         else:
             record.update(_fit_rows_block(tmp, split, spec, method=method, params=params, seed=seed, trees=trees,
                                           block_trees=block_trees, fit_on=fit_on, n_jobs=n_jobs, keep=keep,

@@ -65,7 +65,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         result, estimator = fit_and_measure_segmentation(method, params, seed, split, fit_on=fit_on, n_jobs=n_jobs,
                                                          log=log, block_trees=block_trees, blocks=blocks,
                                                          block_check=block_check, model_path=model_path,
-                                                         score_test=score_test)
+                                                         score_test=score_test,
+                                                         depths=dict(stages).get("max_depth"))
         return result, estimator
     X_fit, y_fit, parts, X_stats = fit_parts(split, fit_on)
     X_val, y_val = parts["val"]
@@ -134,7 +135,8 @@ def fit_and_measure(method, params, seed, split, *, fit_on="train", n_jobs=1, lo
         if len(estimator.path_trees_) > 1 and hasattr(estimator, "path_step"):
             result["path_runs"] = _path_runs(estimator, spec.task, split, parts, X_stats, X_fit, result["path"],
                                              model_path)
-    if getattr(estimator, "grow_order", None) == "level" and (estimator.max_depth or 0) > 1:
+    # a level-order fit that timed its levels (OC1, random oblique): every shallower depth read off it (path: max_depth)
+    if getattr(estimator, "level_seconds_", None) and (estimator.max_depth or 0) > 1:
         result["path_runs"] = _depth_runs(estimator, spec.task, split, parts, X_stats, X_fit, fitted["fit_seconds"])
     log.info("train %s | val %s | test %s", result["train"], result["val"], result["test"])
     for param, values in stages:

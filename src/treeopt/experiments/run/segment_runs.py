@@ -19,6 +19,12 @@ blocks' sums in block order; the one-job run with the same ``block_trees`` sums 
 timings either way. Forest sizes below the first block's end are scored by the first block itself (its sums from
 zero are the one-job sums) and kept in its ``block.json``; every later staged size must end a block (a block size
 that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`).
+
+**Depth stages** (config ``staged: {max_depth: all}`` with ``grow_order: level``, CO2 paper Fig. 4 left): a forest
+grown level by level to depth D holds the forests grown to every smaller depth, tree for tree
+(:meth:`treeopt.segmentation.ForestSegmenter.depth_sums`), so a depth sweep is one fit: the run records, under
+``stages``, the whole forest's metrics with its trees cut at each depth of the sweep. Blocks keep each depth's sums
+(``{part}_sum_depth{d}``) and the merge adds them in block order, as for the forest sizes.
 """
 
 from __future__ import annotations
@@ -82,19 +88,55 @@ def _score_sums(estimator, truth, sized_sums, keep_at):
     return scores, kept
 
 
-def _result(estimator, parts, scores, maps, sizes):
-    """The run's metrics from each part's scores ({part: {m: [jaccard, other]}}) and full-forest maps."""
+def _other_key(estimator):
+    return "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
+
+
+def _pixel_metrics(estimator, truth, pred, jaccard, other):
+    """A part's metrics: Jaccard (both rules) and the pixel accuracy inside the border of the label maps ``pred``."""
     from ...segmentation import IGNORE
 
+    scored = pred != IGNORE
+    accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
+    return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, _other_key(estimator): other}
+
+
+def _depth_scores(estimator, parts, depths, block_trees):
+    """``{part: {d: (jaccard, other, label maps)}}``: the whole forest with its trees cut at each depth in ``depths``
+    (:meth:`~treeopt.segmentation.ForestSegmenter.depth_sums`, summed in blocks of ``block_trees``)."""
+    out = {}
+    n = len(estimator.estimators_)
+    for part, (images, truth) in parts.items():
+        if images.shape[0]:
+            out[part] = {}
+            for d, sums in estimator.depth_sums(images, depths, block_trees):
+                got, maps = _score_sums(estimator, truth, [(n, sums)], n)
+                out[part][d] = (*got[n], maps)
+    return out
+
+
+def _depth_stages(estimator, parts, by_depth, n_trees):
+    """The run's ``stages`` entries (one per depth, as :func:`treeopt.experiments.run.staged.staged_scores` writes
+    them) from :func:`_depth_scores`' ``by_depth``."""
+    depths = sorted({d for scores in by_depth.values() for d in scores})
+    stages = []
+    for d in depths:
+        entry = {"max_depth": d, "stage_value": d}
+        for part in ("train", "val", "test"):
+            got = by_depth.get(part, {}).get(d)
+            entry[part] = {} if got is None else _pixel_metrics(estimator, parts[part][1], got[2], got[0], got[1])
+        entry["tree"] = {"n_trees": int(n_trees)}
+        stages.append(entry)
+    return stages
+
+
+def _result(estimator, parts, scores, maps, sizes):
+    """The run's metrics from each part's scores ({part: {m: [jaccard, other]}}) and full-forest maps."""
     k = estimator.classes_.shape[0]
-    other_key = "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
+    other_key = _other_key(estimator)
 
     def pixel_metrics(part):
-        truth, pred = parts[part][1], maps[part]
-        scored = pred != IGNORE
-        accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
-        jaccard, other = scores[part][sizes[-1]]
-        return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, other_key: other}
+        return _pixel_metrics(estimator, parts[part][1], maps[part], *scores[part][sizes[-1]])
 
     staged = {"n_trees": sizes}
     result = {"test": {}, "val": {}}
@@ -114,14 +156,16 @@ def _result(estimator, parts, scores, maps, sizes):
 
 
 def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train", n_jobs=1, log=None,
-                                 block_trees=None, blocks=None, block_check=None, model_path=None, score_test=True):
+                                 block_trees=None, blocks=None, block_check=None, model_path=None, score_test=True,
+                                 depths=None):
     """A segmentation run's metrics (see the module docstring) and its fitted estimator (a merge: the estimator
     set up from the data but holding no trees). ``block_trees``: sums made in blocks of that many trees;
     ``blocks``: the folders of the run's tree block jobs, merged instead of fitting (``block_check``: what each
     must share with this run, :data:`treeopt.experiments.run.block_sums.SAME_RUN_KEYS`). ``model_path``: where the
     forest's trees are written (a merge copies them from the blocks, in tree order). Without ``score_test`` (a
     candidate run) no test image is labelled: its ``test`` metrics are empty (the choice reads validation; at LFW
-    size the 250 test images were a sixth of a candidate's CPU)."""
+    size the 250 test images were a sixth of a candidate's CPU). ``depths``: also score the forest with its trees cut
+    at each of these depths (a level-order fit; "Depth stages" above), recorded under ``stages``."""
     from ..infra.precompile import warm_up_listed as warm_up
     from ..infra.warmup import numba_compile_clock
     from ..plan.methods import make_estimator
@@ -133,14 +177,16 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     sizes = stage_sizes(n_trees)
     if block_trees is not None:
         check_block_stages(n_trees, int(block_trees))
+    depths = _check_depths(estimator, depths)
+    by_depth = None
     compiling = None
     if blocks:
         log.info("merging %d tree blocks of %s (%d trees, blocks of %d)", len(blocks), method, n_trees, block_trees)
         compile_seconds = 0.0
         merged = _merge(estimator, parts, sizes, blocks,
                         {**dict(block_check or {}), "n_estimators": n_trees, "block_trees": block_trees}, model_path,
-                        log)
-        scores, maps, fit_seconds, predict_seconds, tree_stats = merged
+                        log, depths)
+        scores, maps, fit_seconds, predict_seconds, tree_stats, by_depth = merged
     else:
         X_fit, y_fit = _fit_images(split, fit_on)
         compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)
@@ -161,6 +207,8 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
                                                        sizes[-1])
             if part == "test":
                 predict_seconds = time.perf_counter() - start  # the test images' scoring, as before
+        if depths:
+            by_depth = _depth_scores(estimator, parts, depths, block_trees)
         windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
         fitted = _metrics.fitted_trees(estimator)
         tree_stats = _metrics.tree_stats(fitted, windows)
@@ -172,6 +220,11 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     result.update(fit_seconds=fit_seconds, predict_seconds=predict_seconds, staged=staged,
                   compile_seconds=compile_seconds, fit_compile_seconds=0.0 if compiling is None else compiling.lock)
     result["tree"] = tree_stats
+    if depths:
+        result["stages"] = _depth_stages(estimator, parts, by_depth, n_trees)
+        for stage in result["stages"]:
+            log.info("depth %d: jaccard train %s | val %s | test %s", stage["max_depth"],
+                     *(stage[part].get("jaccard") for part in ("train", "val", "test")))
     result["_arrays"] = arrays
     log.info("train %s | val %s | test %s | staged %s jaccard %s", result["train"], result["val"], result["test"],
              "test" if score_test else "validation",
@@ -179,11 +232,26 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     return result, estimator
 
 
+def _check_depths(estimator, depths):
+    """The depth stages, sorted (None when there are none); a ValueError unless the forest grows level by level to
+    the deepest of them."""
+    if not depths:
+        return None
+    depths = sorted({int(d) for d in depths})
+    if getattr(estimator, "grow_order", "depth_first") != "level":
+        raise ValueError(f"depth stages {depths} need a forest grown level by level (grow_order: level in the "
+                         f"method's params)")
+    if estimator.max_depth is None or depths[-1] != int(estimator.max_depth):
+        raise ValueError(f"depth stages {depths}: the forest must be fitted to the deepest of them, its max_depth is "
+                         f"{estimator.max_depth}")
+    return depths
+
+
 def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_trees, fit_on, n_jobs, keep, log,
-                           score_test=True):
+                           score_test=True, depths=None):
     """Fit trees ``trees`` (a range) of the segmentation run's forest and write the block's files into ``tmp``:
-    ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set) and, when ``keep``,
-    ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
+    ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set; with ``depths``, also
+    ``{part}_sum_depth{d}``: its trees cut at depth d) and, when ``keep``, ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
     block, each tree's statistics, timings)."""
     from ..infra.precompile import warm_up_listed as warm_up
     from ..plan.methods import make_estimator
@@ -193,6 +261,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     check_block_stages(n_trees, int(block_trees))
+    depths = _check_depths(estimator, depths)
     sizes = stage_sizes(n_trees)
     inside = [m for m in sizes if trees.start < m < trees.stop]  # the first block's only (check_block_stages)
     compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)  # not timed
@@ -215,6 +284,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
                 arrays[f"{part}_sum"] = sums.copy()
         if got:
             scores[part] = {m + trees.start: v for m, v in got.items()}
+        for d, sums in estimator.depth_sums(images, depths) if depths else ():
+            arrays[f"{part}_sum_depth{d}"] = sums
     predict_seconds = time.perf_counter() - start
     # compressed: a few trees' sums of mostly pure leaves take few distinct values (LFW: ~0.4 GB a block raw)
     np.savez_compressed(tmp / "sums.npz", **arrays)
@@ -230,9 +301,10 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
             "predict_seconds": predict_seconds, "compile_seconds": compile_seconds}
 
 
-def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
-    """``(scores, maps, fit_seconds, predict_seconds, tree_stats)`` of the whole forest from its blocks (whose
-    trees are written to ``model_path`` in tree order when it is given)."""
+def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log, depths=None):
+    """``(scores, maps, fit_seconds, predict_seconds, tree_stats, by_depth)`` of the whole forest from its blocks
+    (whose trees are written to ``model_path`` in tree order when it is given); ``by_depth`` as
+    :func:`_depth_scores` gives it for ``depths`` (None without)."""
     from ...trees import TreeWriter
 
     blocks = read_blocks(block_dirs, expect)
@@ -243,7 +315,7 @@ def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
     estimator.class_weights_ = np.asarray(weights, dtype=np.float64)
     writer = TreeWriter(model_path, expect["n_estimators"]) if model_path is not None else None
     try:
-        merged = _add_blocks(estimator, parts, sizes, blocks, writer, log)
+        merged = _add_blocks(estimator, parts, sizes, blocks, writer, log, depths)
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -253,7 +325,21 @@ def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log):
     return merged
 
 
-def _add_blocks(estimator, parts, sizes, blocks, writer, log):
+def _read_sum(sums, path, key, like):
+    """Array ``key`` of a block's open ``sums.npz`` (a :class:`BlockError` when missing, unreadable or not shaped
+    ``like``, the other blocks' sum so far)."""
+    if key not in sums.files:
+        raise BlockError(f"{path}/sums.npz: no {key}")
+    try:
+        block_sum = sums[key]
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise BlockError(f"{path}/sums.npz: {key} is not readable ({exc}); rerun the block") from None
+    if like is not None and block_sum.shape != like.shape:
+        raise BlockError(f"{path}/sums.npz: {key} has shape {block_sum.shape}, the other blocks' {like.shape}")
+    return block_sum
+
+
+def _add_blocks(estimator, parts, sizes, blocks, writer, log, depths=None):
     from ...forest.bagging import blocked_sum
     from ...trees import iter_trees
 
@@ -273,17 +359,12 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log):
             for part, (images, truth) in parts.items():
                 if not images.shape[0]:
                     continue
-                key = f"{part}_sum"
-                if key not in sums.files:
-                    raise BlockError(f"{path}/sums.npz: no {key}")
-                try:
-                    block_sum = sums[key]
-                except (OSError, ValueError, zipfile.BadZipFile) as exc:
-                    raise BlockError(f"{path}/sums.npz: {key} is not readable ({exc}); rerun the block") from None
-                if part in done and block_sum.shape != done[part].shape:
-                    raise BlockError(f"{path}/sums.npz: {key} has shape {block_sum.shape}, the other blocks' "
-                                     f"{done[part].shape}")
+                block_sum = _read_sum(sums, path, f"{part}_sum", done.get(part))
                 done[part] = block_sum if part not in done else blocked_sum(done[part], block_sum)
+                for d in depths or ():
+                    key = (part, d)
+                    block_sum = _read_sum(sums, path, f"{part}_sum_depth{d}", done.get(key))
+                    done[key] = block_sum if key not in done else blocked_sum(done[key], block_sum)
                 if stop in sizes and (part != "train" or stop == sizes[-1]):
                     got, kept = _score_sums(estimator, truth, [(stop, done[part])], sizes[-1])
                     scores[part].update(got)
@@ -304,7 +385,15 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log):
         missing = [m for m in wanted if m not in scores[part]] if images.shape[0] else []
         if missing:
             raise BlockError(f"the blocks give no {part} scores for forest sizes {missing}")
-    return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves)
+    by_depth = None
+    if depths:
+        n = sizes[-1]
+        by_depth = {part: {} for part, (images, _) in parts.items() if images.shape[0]}
+        for part in by_depth:
+            for d in depths:
+                got, kept = _score_sums(estimator, parts[part][1], [(n, done[(part, d)])], n)
+                by_depth[part][d] = (*got[n], kept)
+    return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves), by_depth
 
 
 def _open_sums(path):
