@@ -156,3 +156,31 @@ def test_depth_stages_need_a_level_order_fit_to_the_deepest_depth(tmp_path, face
         run(tmp_path / "b", params={**COMMON, "n_pairs": 10, "max_depth": 4, "grow_order": "level"},
             stages={"max_depth": [2, 3]}, **base)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("method, change, message", [
+    ("seg_co2", lambda entry: entry["params"].pop("grow_order"), "needs grow_order: level"),
+    ("seg_rf", lambda entry: entry.update(staged={"max_depth": "all"}), "needs grow_order: level"),
+])
+def test_a_depth_stage_config_that_cannot_hold_fails_before_any_job(method, change, message):
+    import copy
+    from pathlib import Path
+
+    from treeopt.experiments.plan.build import build_plan
+    from treeopt.experiments.plan.config import ConfigError, load_config
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml", [])
+    build_plan(config)  # the shipped config holds
+    bad = copy.deepcopy(config)
+    change(bad["profiles"]["default"]["experiments"]["co2_segmentation_depth"]["methods"][method])
+    with pytest.raises(ConfigError, match=message):
+        build_plan(bad)
+
+
+def test_depth_stages_are_refused_for_a_classifier():
+    from treeopt.experiments.plan.build import _check_depth_stages
+    from treeopt.experiments.plan.config import ConfigError
+
+    with pytest.raises(ConfigError, match="path: max_depth"):
+        _check_depth_stages("experiments.x.methods.oc1_tree", "oc1_tree", {"params": {"grow_order": "level"}})
+    _check_depth_stages("experiments.x.methods.seg_co2", "seg_co2", {"params": {"grow_order": "level"}})

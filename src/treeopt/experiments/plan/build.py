@@ -65,6 +65,19 @@ def staged_fits(staged, sweep):
     return out
 
 
+def _check_depth_stages(where, method, entry):
+    """``staged: {max_depth: ...}``: a segmentation forest grown level by level, scored cut at each depth
+    (:mod:`treeopt.experiments.run.segment_runs`); anything else is a ConfigError before any job starts."""
+    task = get_method(method).task
+    if task != "segmentation":
+        raise ConfigError(f"{where}: staged max_depth scores a segmentation forest cut at each depth; a {task} method "
+                          f"reads a depth sweep off one fit with `path: max_depth` (and grow_order: level)")
+    if (entry.get("params") or {}).get("grow_order") != "level":
+        raise ConfigError(f"{where}: staged max_depth needs grow_order: level in the method's params (a forest grown "
+                          f"depth first to a larger depth draws differently, so its cut trees are not the shallower "
+                          f"fit's)")
+
+
 def _sweep_points(sweep, fits):
     """(point, stages) pairs of a sweep: staged parameters take their fit sizes instead of every value."""
     rest = {k: v for k, v in (sweep or {}).items() if k not in fits}
@@ -171,7 +184,10 @@ class _Planner:
         entry = exp["methods"][mname] or {}
         grid = grid_points(entry.get("grid") or {})
         sweep_grid = entry.get("sweep", exp.get("sweep")) or {}
-        sweep = _sweep_points(sweep_grid, staged_fits(entry.get("staged", exp.get("staged")), sweep_grid))
+        fits = staged_fits(entry.get("staged", exp.get("staged")), sweep_grid)
+        if "max_depth" in fits:
+            _check_depth_stages(f"experiments.{ename}.methods.{mname}", mname, entry)
+        sweep = _sweep_points(sweep_grid, fits)
         refit, data = exp.get("refit", True), self.data_key(dataset)
         out = []
         for point, stages in sweep:
