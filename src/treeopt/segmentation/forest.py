@@ -283,9 +283,9 @@ class ForestSegmenter(BaseEstimator):
         """Yield ``(d, sums)`` for d in ``depths`` (sorted): :meth:`staged_sums` of the whole forest with every tree
         cut at depth d (its nodes at depth d made leaves with their class frequencies). For a forest grown level by
         level (``grow_order="level"``) that is the forest grown with ``max_depth = d``, tree for tree
-        (:func:`treeopt.greedy._grow.level_order_prefix`), so one fit scores a whole depth sweep (CO2 paper Fig. 4
+        (:func:`treeopt.greedy.level_order_prefix`), so one fit scores a whole depth sweep (CO2 paper Fig. 4
         left). Each ``sums`` is its own array."""
-        from ..greedy._grow import level_order_prefix
+        from ..greedy import level_order_prefix
 
         check_is_fitted(self)
         if self.grow_order != "level":

@@ -18,13 +18,8 @@ blocks' sums in block order; the one-job run with the same ``block_trees`` sums 
 (:meth:`~treeopt.segmentation.ForestSegmenter.staged_sums`), so the run folder is the same bit for bit outside
 timings either way. Forest sizes below the first block's end are scored by the first block itself (its sums from
 zero are the one-job sums) and kept in its ``block.json``; every later staged size must end a block (a block size
-that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`).
-
-**Depth stages** (config ``staged: {max_depth: all}`` with ``grow_order: level``, CO2 paper Fig. 4 left): a forest
-grown level by level to depth D holds the forests grown to every smaller depth, tree for tree
-(:meth:`treeopt.segmentation.ForestSegmenter.depth_sums`), so a depth sweep is one fit: the run records, under
-``stages``, the whole forest's metrics with its trees cut at each depth of the sweep. Blocks keep each depth's sums
-(``{part}_sum_depth{d}``) and the merge adds them in block order, as for the forest sizes.
+that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`). Depth stages (a depth sweep from one
+level-order fit): :mod:`treeopt.experiments.run.segment_scores`.
 """
 
 from __future__ import annotations
@@ -39,6 +34,7 @@ from ...trees import save_trees
 from ..plan.tree_blocks import N_TRAIN_SCORED, BlockError, check_block_stages, stage_sizes
 from . import metrics as _metrics
 from .block_sums import read_blocks
+from .segment_scores import check_depths, depth_scores, depth_stages, jaccard, other_key, pixel_metrics, score_sums
 
 
 def _fit_images(split, fit_on):
@@ -67,91 +63,28 @@ def _n_fit(split, fit_on):
     return split.X_train.shape[0] + (split.X_val.shape[0] if fit_on == "trainval" else 0)
 
 
-def _jaccard(truth, maps, k):
-    from ...segmentation import confusion, jaccard_from_confusion
-
-    return float(jaccard_from_confusion(confusion(truth, maps, k))[0])
-
-
-def _score_sums(estimator, truth, sized_sums, keep_at):
-    """``({m: [jaccard, other rule's jaccard]}, primary label maps at size keep_at or None)`` from ``(m, sums)``
-    pairs (:meth:`~treeopt.segmentation.ForestSegmenter.staged_sums`); the primary rule follows ``reweight``."""
-    k = estimator.classes_.shape[0]
-    reweight = getattr(estimator, "reweight", True)
-    scores, kept = {}, None
-    for m, sums in sized_sums:
-        rw, bal = estimator.label_maps(sums, truth.shape)
-        primary, other = (rw, bal) if reweight else (bal, rw)
-        scores[int(m)] = [_jaccard(truth, primary, k), _jaccard(truth, other, k)]
-        if m == keep_at:
-            kept = primary
-    return scores, kept
-
-
-def _other_key(estimator):
-    return "jaccard_unweighted" if getattr(estimator, "reweight", True) else "jaccard_reweighted"
-
-
-def _pixel_metrics(estimator, truth, pred, jaccard, other):
-    """A part's metrics: Jaccard (both rules) and the pixel accuracy inside the border of the label maps ``pred``."""
-    from ...segmentation import IGNORE
-
-    scored = pred != IGNORE
-    accuracy = 100.0 * float(np.mean(truth[scored] == pred[scored]))
-    return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, _other_key(estimator): other}
-
-
-def _depth_scores(estimator, parts, depths, block_trees):
-    """``{part: {d: (jaccard, other, label maps)}}``: the whole forest with its trees cut at each depth in ``depths``
-    (:meth:`~treeopt.segmentation.ForestSegmenter.depth_sums`, summed in blocks of ``block_trees``)."""
-    out = {}
-    n = len(estimator.estimators_)
-    for part, (images, truth) in parts.items():
-        if images.shape[0]:
-            out[part] = {}
-            for d, sums in estimator.depth_sums(images, depths, block_trees):
-                got, maps = _score_sums(estimator, truth, [(n, sums)], n)
-                out[part][d] = (*got[n], maps)
-    return out
-
-
-def _depth_stages(estimator, parts, by_depth, n_trees):
-    """The run's ``stages`` entries (one per depth, as :func:`treeopt.experiments.run.staged.staged_scores` writes
-    them) from :func:`_depth_scores`' ``by_depth``."""
-    depths = sorted({d for scores in by_depth.values() for d in scores})
-    stages = []
-    for d in depths:
-        entry = {"max_depth": d, "stage_value": d}
-        for part in ("train", "val", "test"):
-            got = by_depth.get(part, {}).get(d)
-            entry[part] = {} if got is None else _pixel_metrics(estimator, parts[part][1], got[2], got[0], got[1])
-        entry["tree"] = {"n_trees": int(n_trees)}
-        stages.append(entry)
-    return stages
-
-
 def _result(estimator, parts, scores, maps, sizes):
     """The run's metrics from each part's scores ({part: {m: [jaccard, other]}}) and full-forest maps."""
     k = estimator.classes_.shape[0]
-    other_key = _other_key(estimator)
+    other = other_key(estimator)
 
-    def pixel_metrics(part):
-        return _pixel_metrics(estimator, parts[part][1], maps[part], *scores[part][sizes[-1]])
+    def part_metrics(part):
+        return pixel_metrics(estimator, parts[part][1], maps[part], *scores[part][sizes[-1]])
 
     staged = {"n_trees": sizes}
     result = {"test": {}, "val": {}}
     arrays = {"n_trees": np.asarray(sizes)}
     if parts["test"][0].shape[0]:  # a candidate scores no test images
         staged.update({"test_jaccard": [scores["test"][m][0] for m in sizes],
-                       f"test_{other_key}": [scores["test"][m][1] for m in sizes]})
-        result["test"] = pixel_metrics("test")
+                       f"test_{other}": [scores["test"][m][1] for m in sizes]})
+        result["test"] = part_metrics("test")
         truth = parts["test"][1]
         arrays.update(test_pred=maps["test"].astype(np.int8),
-                      test_image_jaccard=np.asarray([_jaccard(t, p, k) for t, p in zip(truth, maps["test"])]))
+                      test_image_jaccard=np.asarray([jaccard(t, p, k) for t, p in zip(truth, maps["test"])]))
     if parts["val"][0].shape[0]:
-        result["val"] = pixel_metrics("val")
+        result["val"] = part_metrics("val")
         staged["val_jaccard"] = [scores["val"][m][0] for m in sizes]
-    result["train"] = pixel_metrics("train")
+    result["train"] = part_metrics("train")
     return result, staged, arrays
 
 
@@ -177,7 +110,7 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
     sizes = stage_sizes(n_trees)
     if block_trees is not None:
         check_block_stages(n_trees, int(block_trees))
-    depths = _check_depths(estimator, depths)
+    depths = check_depths(estimator, depths)
     by_depth = None
     compiling = None
     if blocks:
@@ -202,13 +135,13 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
         for part, (images, truth) in parts.items():
             if images.shape[0]:
                 wanted = sizes if part != "train" else sizes[-1:]
-                scores[part], maps[part] = _score_sums(estimator, truth, estimator.staged_sums(images, wanted,
+                scores[part], maps[part] = score_sums(estimator, truth, estimator.staged_sums(images, wanted,
                                                                                                block_trees),
                                                        sizes[-1])
             if part == "test":
                 predict_seconds = time.perf_counter() - start  # the test images' scoring, as before
         if depths:
-            by_depth = _depth_scores(estimator, parts, depths, block_trees)
+            by_depth = depth_scores(estimator, parts, depths, block_trees)
         windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
         fitted = _metrics.fitted_trees(estimator)
         tree_stats = _metrics.tree_stats(fitted, windows)
@@ -221,7 +154,7 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
                   compile_seconds=compile_seconds, fit_compile_seconds=0.0 if compiling is None else compiling.lock)
     result["tree"] = tree_stats
     if depths:
-        result["stages"] = _depth_stages(estimator, parts, by_depth, n_trees)
+        result["stages"] = depth_stages(estimator, parts, by_depth, n_trees)
         for stage in result["stages"]:
             log.info("depth %d: jaccard train %s | val %s | test %s", stage["max_depth"],
                      *(stage[part].get("jaccard") for part in ("train", "val", "test")))
@@ -230,21 +163,6 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
              "test" if score_test else "validation",
              dict(zip(sizes, np.round(staged["test_jaccard" if score_test else "val_jaccard"], 2))))
     return result, estimator
-
-
-def _check_depths(estimator, depths):
-    """The depth stages, sorted (None when there are none); a ValueError unless the forest grows level by level to
-    the deepest of them."""
-    if not depths:
-        return None
-    depths = sorted({int(d) for d in depths})
-    if getattr(estimator, "grow_order", "depth_first") != "level":
-        raise ValueError(f"depth stages {depths} need a forest grown level by level (grow_order: level in the "
-                         f"method's params)")
-    if estimator.max_depth is None or depths[-1] != int(estimator.max_depth):
-        raise ValueError(f"depth stages {depths}: the forest must be fitted to the deepest of them, its max_depth is "
-                         f"{estimator.max_depth}")
-    return depths
 
 
 def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_trees, fit_on, n_jobs, keep, log,
@@ -261,7 +179,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
     estimator = make_estimator(method, params, seed, n_jobs=n_jobs)
     n_trees = int(estimator.n_estimators)
     check_block_stages(n_trees, int(block_trees))
-    depths = _check_depths(estimator, depths)
+    depths = check_depths(estimator, depths)
     sizes = stage_sizes(n_trees)
     inside = [m for m in sizes if trees.start < m < trees.stop]  # the first block's only (check_block_stages)
     compile_seconds = warm_up(estimator, X_fit, y_fit, task="segmentation", name=method, log=log)  # not timed
@@ -279,7 +197,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
         got = {}
         for m, sums in estimator.staged_sums(images, [*wanted, len(trees)]):  # sums: a buffer, read at once
             if m < len(trees):
-                got.update(_score_sums(estimator, truth, [(m, sums)], None)[0])
+                got.update(score_sums(estimator, truth, [(m, sums)], None)[0])
             else:
                 arrays[f"{part}_sum"] = sums.copy()
         if got:
@@ -304,7 +222,7 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
 def _merge(estimator, parts, sizes, block_dirs, expect, model_path, log, depths=None):
     """``(scores, maps, fit_seconds, predict_seconds, tree_stats, by_depth)`` of the whole forest from its blocks
     (whose trees are written to ``model_path`` in tree order when it is given); ``by_depth`` as
-    :func:`_depth_scores` gives it for ``depths`` (None without)."""
+    :func:`~treeopt.experiments.run.segment_scores.depth_scores` gives it for ``depths`` (None without)."""
     from ...trees import TreeWriter
 
     blocks = read_blocks(block_dirs, expect)
@@ -366,7 +284,7 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log, depths=None):
                     block_sum = _read_sum(sums, path, f"{part}_sum_depth{d}", done.get(key))
                     done[key] = block_sum if key not in done else blocked_sum(done[key], block_sum)
                 if stop in sizes and (part != "train" or stop == sizes[-1]):
-                    got, kept = _score_sums(estimator, truth, [(stop, done[part])], sizes[-1])
+                    got, kept = score_sums(estimator, truth, [(stop, done[part])], sizes[-1])
                     scores[part].update(got)
                     if kept is not None:
                         maps[part] = kept
@@ -391,7 +309,7 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log, depths=None):
         by_depth = {part: {} for part, (images, _) in parts.items() if images.shape[0]}
         for part in by_depth:
             for d in depths:
-                got, kept = _score_sums(estimator, parts[part][1], [(n, done[(part, d)])], n)
+                got, kept = score_sums(estimator, parts[part][1], [(n, done[(part, d)])], n)
                 by_depth[part][d] = (*got[n], kept)
     return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves), by_depth
 
