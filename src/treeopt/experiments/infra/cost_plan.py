@@ -137,8 +137,9 @@ def estimate_merge(spec, model=None, processed_dir=None):
         images = (0 if candidate else shape.n_test) + (0 if refit else shape.n_val) + N_TRAIN_SCORED
         per_array = images * shape.p * max(shape.k, 1) * 8 / 1e9  # shape.p: pixels per image
         ends = sum(1 for m in stage_sizes(spec.n_trees) if m % spec.block_trees == 0 or m == spec.n_trees)
-        cuts = sum(len(v) for _, v in depth_stages(spec))  # each block's sums of its trees cut at each depth, and their label maps
-        # read every block's sums; two label maps per size scored
+        # read every block's sums; two label maps per size scored; with depth stages, each block's sums of its trees
+        # cut at each depth and their label maps too
+        cuts = sum(len(v) for _, v in depth_stages(spec))
         gb = ((len(spec.blocks) + 2 * ends) + cuts * (len(spec.blocks) + 2)) * per_array
         cpu = float(model.get("start_seconds", 0.0)) + float(merge["fixed"]) + float(merge["cpu_per_gb"]) * gb
         return Estimate(cpu, float(model["base_mb"]) + 3 * per_array * 1e3, 1)

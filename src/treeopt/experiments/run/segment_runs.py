@@ -18,8 +18,8 @@ blocks' sums in block order; the one-job run with the same ``block_trees`` sums 
 (:meth:`~treeopt.segmentation.ForestSegmenter.staged_sums`), so the run folder is the same bit for bit outside
 timings either way. Forest sizes below the first block's end are scored by the first block itself (its sums from
 zero are the one-job sums) and kept in its ``block.json``; every later staged size must end a block (a block size
-that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`). Depth stages (a depth sweep from one
-level-order fit): :mod:`treeopt.experiments.run.segment_scores`.
+that is a power of two does that for the sizes 1, 2, 4, ...: :func:`check_block_stages`). Depth stages (a depth
+sweep from one level-order fit): :mod:`treeopt.experiments.run.segment_scores`.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ def fit_and_measure_segmentation(method, params, seed, split, *, fit_on="train",
             if part == "test":
                 predict_seconds = time.perf_counter() - start  # the test images' scoring, as before
         if depths:
-            by_depth = depth_scores(estimator, parts, depths, block_trees)
+            by_depth = depth_scores(estimator, parts,
+                                    lambda part, images: estimator.depth_sums(images, depths, block_trees), n_trees)
         windows = estimator.sample_windows(split.X_test, 2000, random_state=seed)
         fitted = _metrics.fitted_trees(estimator)
         tree_stats = _metrics.tree_stats(fitted, windows)
@@ -169,8 +170,8 @@ def run_segmentation_block(tmp, *, method, params, seed, split, trees, block_tre
                            score_test=True, depths=None):
     """Fit trees ``trees`` (a range) of the segmentation run's forest and write the block's files into ``tmp``:
     ``sums.npz`` (``{part}_sum``: the block's class sums on every scored image set; with ``depths``, also
-    ``{part}_sum_depth{d}``: its trees cut at depth d) and, when ``keep``, ``model.npz``. Returns the block record's segmentation fields (scores of the staged sizes inside the first
-    block, each tree's statistics, timings)."""
+    ``{part}_sum_depth{d}``: its trees cut at depth d) and, when ``keep``, ``model.npz``. Returns the block record's
+    segmentation fields (scores of the staged sizes inside the first block, each tree's statistics, timings)."""
     from ..infra.precompile import warm_up_listed as warm_up
     from ..plan.methods import make_estimator
 
@@ -305,12 +306,7 @@ def _add_blocks(estimator, parts, sizes, blocks, writer, log, depths=None):
             raise BlockError(f"the blocks give no {part} scores for forest sizes {missing}")
     by_depth = None
     if depths:
-        n = sizes[-1]
-        by_depth = {part: {} for part, (images, _) in parts.items() if images.shape[0]}
-        for part in by_depth:
-            for d in depths:
-                got, kept = score_sums(estimator, parts[part][1], [(n, done[(part, d)])], n)
-                by_depth[part][d] = (*got[n], kept)
+        by_depth = depth_scores(estimator, parts, lambda part, _: ((d, done[(part, d)]) for d in depths), sizes[-1])
     return scores, maps, fit_seconds, predict_seconds, _metrics.combine_tree_stats(per_tree, leaves), by_depth
 
 

@@ -45,17 +45,17 @@ def pixel_metrics(estimator, truth, pred, jaccard, other):
     return {"jaccard": jaccard, "accuracy": accuracy, "error": 100.0 - accuracy, other_key(estimator): other}
 
 
-def depth_scores(estimator, parts, depths, block_trees):
-    """``{part: {d: (jaccard, other, label maps)}}``: the whole forest with its trees cut at each depth in ``depths``
-    (:meth:`~treeopt.segmentation.ForestSegmenter.depth_sums`, summed in blocks of ``block_trees``)."""
+def depth_scores(estimator, parts, cut_sums, n_trees):
+    """``{part: {d: (jaccard, other, label maps)}}`` of the whole forest (``n_trees`` trees) with its trees cut at each
+    depth: ``cut_sums(part, images)`` gives the ``(d, sums)`` pairs, from the fitted forest
+    (:meth:`~treeopt.segmentation.ForestSegmenter.depth_sums`) or added up from its tree blocks."""
     out = {}
-    n = len(estimator.estimators_)
     for part, (images, truth) in parts.items():
         if images.shape[0]:
             out[part] = {}
-            for d, sums in estimator.depth_sums(images, depths, block_trees):
-                got, maps = score_sums(estimator, truth, [(n, sums)], n)
-                out[part][d] = (*got[n], maps)
+            for d, sums in cut_sums(part, images):
+                got, maps = score_sums(estimator, truth, [(n_trees, sums)], n_trees)
+                out[part][d] = (*got[n_trees], maps)
     return out
 
 
