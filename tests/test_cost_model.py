@@ -116,6 +116,30 @@ def test_plan_estimate_prints_every_experiment_and_the_totals(capsys):
     assert "on 2 cores:" in out and "on 64 cores:" in out
 
 
+def test_plan_estimate_prices_the_grids_as_written_beside_their_growth(capsys):
+    """The total charges every grid that may grow past a chosen edge at its worst; `plan --estimate` also prices the
+    same plan without grow steps, and the difference is the growth's: positive where a profile grows grids, and the
+    plan without them has no grown candidate and the same final runs."""
+    from treeopt.experiments.plan.grow import without_growth
+
+    config = load_config(REPO / "config.yaml", [])
+    plain = without_growth(config)
+    assert "grow" in str(config["profiles"]["default"]) and "'grow'" not in str(plain["profiles"]["default"])
+    assert config != plain and "grow" in str(config["profiles"]["default"])  # the copy is changed, not the config
+    grown, ungrown = build_plan(config), build_plan(plain)
+    assert not ungrown.grown and grown.grown
+    assert len(ungrown.finals) == len(grown.finals) and len(ungrown.runs) <= len(grown.runs)  # names differ: a
+    # grown selection's folder says so
+    total = sum(c.cpu_seconds for c in cost_plan.estimate_plan(grown).values())
+    base = sum(c.cpu_seconds for c in cost_plan.estimate_plan(ungrown).values())
+    assert 0 < base < total
+    assert main(["plan", "--config", str(REPO / "config.yaml"), "--estimate"]) == 0
+    line = re.search(r"of the total, ([\d.]+) CPU hours are grids grown .* the grids as written: ([\d.]+) CPU hours",
+                     capsys.readouterr().out)
+    assert line and float(line.group(1)) == pytest.approx((total - base) / 3600, rel=0.01)
+    assert float(line.group(2)) == pytest.approx(base / 3600, rel=0.01)
+
+
 def test_the_model_assumes_the_estimators_own_defaults():
     import inspect
 

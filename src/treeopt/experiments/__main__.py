@@ -46,6 +46,7 @@ from collections import Counter
 import yaml
 
 from .plan.build import build_plan
+from .plan.grow import without_growth
 from .plan.config import ConfigError, load_config
 from .run.folders import RunFolderError
 from .run.runner import rerun
@@ -193,7 +194,7 @@ def _hours(seconds, width=10):
     return f"{hours:{width}.{decimals}f}"
 
 
-def _print_estimate(plan, cores, threads=None):
+def _print_estimate(plan, cores, threads=None, ungrown=None):
     from .infra.cost import MODEL_FILE
     from .infra.cost_plan import estimate_plan
     from .plan.specs import BLOCKS_DIR
@@ -227,6 +228,12 @@ def _print_estimate(plan, cores, threads=None):
         wall = max(total / n, longest)
         print(f"  on {n} cores: at least {_hours(wall, 0)} hours ({_hours(wall / 24, 0)} days)"
               f"{' (the longest job)' if wall == longest else ''}")
+    if ungrown is not None and grown:
+        # the total charges every grid that may grow past a chosen edge at its worst (each axis grows, in its costlier
+        # direction); the same plan without grow steps prices the grids as written
+        base = sum(c.cpu_seconds for c in estimate_plan(ungrown, threads=threads).values())
+        print(f"  of the total, {_hours(total - base, 0)} CPU hours are grids grown past a chosen edge at their worst "
+              f"(up to {grown} candidates); the grids as written: {_hours(base, 0)} CPU hours")
     unknown = sum(c.unknown for c in costs.values())
     if unknown:
         print(f"  {unknown} jobs could not be costed (data set or method not in the cost model)")
@@ -286,7 +293,8 @@ def main(argv=None):
             config = _config(args)
             print(f"{args.config}: valid (profile {config['profile']!r})")
         elif args.command == "plan" and args.estimate:
-            _print_estimate(build_plan(_config(args)), args.cores, args.threads)
+            config = _config(args)
+            _print_estimate(build_plan(config), args.cores, args.threads, ungrown=build_plan(without_growth(config)))
         elif args.command == "plan":
             plan = build_plan(_config(args))
             print(f"profile {plan.profile!r}: {len(plan.datasets)} data sets, {len(plan.runs)} candidate runs, "

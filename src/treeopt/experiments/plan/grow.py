@@ -111,6 +111,22 @@ def grow_steps(profile, exp, entry):
     return {k: dict(steps[k]) for k in grid if k in steps}
 
 
+def without_growth(config):
+    """A copy of ``config`` whose selected profile grows no grid: every ``grow:`` of the profile, its experiments
+    and their method entries removed (``plan --estimate`` prices the papers' own grids with it, beside the total that
+    charges every grown grid at its worst)."""
+    import copy
+
+    config = copy.deepcopy(config)
+    profile = (config.get("profiles") or {}).get(config.get("profile")) or {}
+    profile.pop("grow", None)
+    for exp in (profile.get("experiments") or {}).values():
+        (exp or {}).pop("grow", None)
+        for entry in ((exp or {}).get("methods") or {}).values():
+            (entry or {}).pop("grow", None)
+    return config
+
+
 def _where(key, entry, exp, mwhere, where, pwhere):
     """Where the step of ``key`` a method uses is written (for messages)."""
     if key in ((entry or {}).get("grow") or {}):
