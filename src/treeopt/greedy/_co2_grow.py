@@ -28,6 +28,7 @@ from numba import njit
 
 from ._co2_sgd import _splitmix64, co2_stump_sgd
 from ._criteria import _xlogx_table
+from ._radix import stable_sort_labelled, stable_sort_workspace
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -112,6 +113,57 @@ def partition_presorted(S, start, stop, goes_right, tmp):
 
 
 @njit(**_NJIT)
+def _sweep_axis(zs, ys, ws, u, node, msl, xlogx, counts):
+    """The best cut of one feature's sorted distinct points ``zs[:u]`` (labels ``ys``, repeats ``ws``): ``node`` is
+    ``(m, total, parent, parent_s)`` (points, class counts, entropy terms of the node), ``counts`` ``(left, right)``
+    buffers of k. Returns ``(i, gain)``: the cut falls between distinct points i - 1 and i (-1: none)."""
+    m, total, parent, parent_s = node
+    left, right = counts
+    left[:] = 0
+    right[:] = total
+    s_left = 0.0
+    s_right = parent_s
+    bi = -1
+    bg = -np.inf
+    nl = 0  # points left of the cut after distinct point i - 1
+    for i in range(1, u):
+        c = ys[i - 1]
+        for _ in range(ws[i - 1]):  # one step per repeat: the same sums, in the same order, as over the points
+            s_left += xlogx[left[c] + 1] - xlogx[left[c]]
+            s_right += xlogx[right[c] - 1] - xlogx[right[c]]
+            left[c] += 1
+            right[c] -= 1
+        nl += ws[i - 1]
+        if nl < msl or m - nl < msl or not zs[i - 1] < zs[i]:
+            continue
+        gain = (parent - (xlogx[nl] - s_left) - (xlogx[m - nl] - s_right)) / m
+        if gain > bg:
+            bg = gain
+            bi = i
+    return bi, bg
+
+
+@njit(**_NJIT)
+def _midpoint(zs, bi):
+    """The threshold of the cut before distinct point ``bi``: the midpoint, or the upper value when the midpoint
+    rounds onto the lower one (adjacent floats)."""
+    a = zs[bi - 1]
+    b = zs[bi]
+    thr = 0.5 * a + 0.5 * b
+    if not thr > a:
+        thr = b
+    return thr
+
+
+@njit(**_NJIT)
+def _node_terms(total, m, k, xlogx):
+    parent_s = 0.0
+    for c in range(k):
+        parent_s += xlogx[total[c]]
+    return (m, total, xlogx[m] - parent_s, parent_s)
+
+
+@njit(**_NJIT)
 def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
     """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]``: ``data`` is
     ``(X, y, k, xlogx)``, ``node`` is ``(S, start, stop, mult, m, total)``, where ``S[f, start:stop]`` holds the
@@ -119,9 +171,9 @@ def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
     class counts; ``msl`` is min_samples_leaf and ``scratch`` ``(zs, ys, ws)`` buffers of the node's size.
 
     Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` over the m points
-    (cuts only fall between distinct values, so the order of tied points does not matter; a point's repeats
-    lie on one side of every cut, so only the running entropy sums step through them); returns ``(feature, threshold,
-    gain)`` with feature -1 when no feature admits a cut."""
+    (cuts only fall between distinct values; a point's repeats lie on one side of every cut, so only the running
+    entropy sums step through them, and the order of tied points moves those sums only by rounding); returns
+    ``(feature, threshold, gain)`` with feature -1 when no feature admits a cut."""
     X, y, k, xlogx = data
     S, start, stop, mult, m, total = node
     zs, ys, ws = scratch
@@ -129,12 +181,8 @@ def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
     best_f = -1
     best_thr = np.nan
     best_gain = -np.inf
-    parent_s = 0.0
-    for c in range(k):
-        parent_s += xlogx[total[c]]
-    parent = xlogx[m] - parent_s
-    left = np.empty(k, dtype=np.int64)
-    right = np.empty(k, dtype=np.int64)
+    terms = _node_terms(total, m, k, xlogx)
+    counts = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
     for jf in range(n_feats):
         f = feats[jf]
         for t in range(u):
@@ -144,35 +192,47 @@ def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
             ws[t] = mult[i]
         if not zs[0] < zs[u - 1]:
             continue
-        left[:] = 0
-        right[:] = total
-        s_left = 0.0
-        s_right = parent_s
-        bi = -1
-        bg = -np.inf
-        nl = 0  # points left of the cut after distinct point i - 1
-        for i in range(1, u):
-            c = ys[i - 1]
-            for _ in range(ws[i - 1]):  # one step per repeat: the same sums, in the same order, as over the points
-                s_left += xlogx[left[c] + 1] - xlogx[left[c]]
-                s_right += xlogx[right[c] - 1] - xlogx[right[c]]
-                left[c] += 1
-                right[c] -= 1
-            nl += ws[i - 1]
-            if nl < msl or m - nl < msl or not zs[i - 1] < zs[i]:
-                continue
-            gain = (parent - (xlogx[nl] - s_left) - (xlogx[m - nl] - s_right)) / m
-            if gain > bg:
-                bg = gain
-                bi = i
+        bi, bg = _sweep_axis(zs, ys, ws, u, terms, msl, xlogx, counts)
         if bi >= 0 and bg > best_gain:
-            a = zs[bi - 1]
-            b = zs[bi]
-            thr = 0.5 * a + 0.5 * b
-            if not thr > a:
-                thr = b
             best_f = f
-            best_thr = thr
+            best_thr = _midpoint(zs, bi)
+            best_gain = max(bg, 0.0)
+    return best_f, best_thr, best_gain
+
+
+@njit(**_NJIT)
+def _best_axis_node_sorted(data, node, feats, n_feats, msl, scratch, sorting):
+    """:func:`_best_axis_presorted` without a presort (``axis_sort="per_node"``): each of the node's candidate
+    features is sorted at the node, over the node's distinct points only. ``node`` is ``(pts, pmult, u, m,
+    total)``: the u distinct points in order of first appearance in the node's slice and their repeats;
+    ``sorting`` is ``(z, tags, perm, workspace)``: ``tags`` holds 0..n-1, and
+    :func:`treeopt.greedy._radix.stable_sort_labelled` orders the values stably, so tied points keep their order
+    of first appearance (the presort keeps the order the forest's one sort of all rows gave them instead: the two
+    differ only in how ties are summed, i.e. by rounding). The same sweep and thresholds."""
+    X, y, k, xlogx = data
+    pts, pmult, u, m, total = node
+    zs, ys, ws = scratch
+    z, tags, perm, work = sorting
+    best_f = -1
+    best_thr = np.nan
+    best_gain = -np.inf
+    terms = _node_terms(total, m, k, xlogx)
+    counts = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
+    for jf in range(n_feats):
+        f = feats[jf]
+        for t in range(u):
+            z[t] = X[pts[t], f]
+        stable_sort_labelled(z[:u], tags[:u], zs, perm, work)
+        if not zs[0] < zs[u - 1]:
+            continue
+        for t in range(u):
+            j = perm[t]
+            ys[t] = y[pts[j]]
+            ws[t] = pmult[j]
+        bi, bg = _sweep_axis(zs, ys, ws, u, terms, msl, xlogx, counts)
+        if bi >= 0 and bg > best_gain:
+            best_f = f
+            best_thr = _midpoint(zs, bi)
             best_gain = max(bg, 0.0)
     return best_f, best_thr, best_gain
 
@@ -221,13 +281,17 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
       patience)``, q the features whose best axis split starts a stump;
     * ``stop_rule``: ``(max_epochs, tol, n_iter_no_change, tol_initial)`` (see ``co2_stump_sgd``);
     * ``growth``: ``(min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback,
-      compare_with_axis, level_order)``: ``max_depth`` a number of levels (pass a huge one for no limit);
+      compare_with_axis, level_order, node_sort)``: ``max_depth`` a number of levels (pass a huge one for no limit);
       ``standardize`` a ``STANDARDIZE_CODES`` value, 0 (inputs as given), 1 (z-scores of the tree's sample) or 2
       (z-scores of each node's points); ``axis_fallback`` a ``FALLBACK_CODES`` value; ``level_order``: split the
       nodes breadth first (a queue) instead of depth first (a stack), so that nodes are numbered level by level
       and the random draws of every node above depth d come in the same order whatever ``max_depth`` is: the tree
       grown to depth d is then the first d levels of any deeper one (:func:`treeopt.greedy._grow.level_order_prefix`;
       each node's work is the same either way, only the order of the nodes and of their draws differs);
+      ``node_sort``: sort each node's q candidate features at the node (:func:`_best_axis_node_sorted`) instead of
+      presorting every feature once and keeping every node's slice sorted (``order`` is then not read): the
+      presort costs O(p n log n) for the tree and O(p n) per level however few features a node tries, which
+      dominates when q << p (31 x 31 windows: q = 53 of 2,883 values);
     * ``seed`` (uint64) and ``order``, :func:`feature_order` of ``X`` (shared by the trees of a forest): each
       node's axis search reads its points in sorted order instead of sorting them.
 
@@ -241,8 +305,8 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     X, y, idx, k = points
     q, nu, eta, momentum, batch_size, tau, patience = settings
     max_epochs = stop_rule[0]
-    min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback, compare_with_axis, level_order = (
-        growth)
+    (min_samples_split, min_samples_leaf, max_depth, standardize, axis_fallback, compare_with_axis, level_order,
+     node_sort) = growth
     n = idx.shape[0]
     p = X.shape[1]
     idx = idx.astype(np.uint64)  # a copy; unsigned point ids index without numba's negative-index fix-up
@@ -267,12 +331,20 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
     ws = np.empty(n, dtype=np.int64)
-    S, id_mult = presort(order, idx)  # S over the distinct points: its node slices are st_ustart..st_ustop
+    if node_sort:  # no presort: each node sorts its candidate features (_best_axis_node_sorted)
+        S, id_mult = np.empty((0, 0), dtype=np.uint32), np.empty(0, dtype=np.int64)
+        n_sort = n
+    else:  # S over the distinct points: its node slices are ustart..ustop
+        S, id_mult = presort(order, idx)
+        n_sort = 1
+    pts = np.empty(n_sort, dtype=np.uint64)  # a node's distinct points and their repeats (node_sort)
+    pmult = np.empty(n_sort, dtype=np.int64)
+    sorting = (np.empty(n_sort), np.arange(n_sort), np.empty(n_sort, dtype=np.int64), stable_sort_workspace(n_sort))
     goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
-    tmp32 = np.empty(n, dtype=np.uint32)
+    tmp32 = np.empty(n_sort if node_sort else n, dtype=np.uint32)
     # the stump's gathered rows, one per distinct point (S's columns: a bootstrap sample holds ~63% of the rows
     # once or more): float32, half the memory traffic of float64
-    Z = np.empty((S.shape[1], p), dtype=np.float32)
+    Z = np.empty((n if node_sort else S.shape[1], p), dtype=np.float32)
     yl = np.empty(n, dtype=np.int64)
     # the node's distinct points: a bootstrap sample repeats about a third of its points, and a repeated
     # point has one margin per state (co2_stump_sgd takes rows, their multiplicities and each point's row)
@@ -340,10 +412,31 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
             feats[j] = feats[r]
             feats[r] = a
         data = (X, y, k, xlogx)
-        at_node = (S, ustart, ustop, id_mult, m, total)
-        f, thr, axis_gain = _best_axis_presorted(data, at_node, feats, q, min_samples_leaf, (zs, ys, ws))
-        if f < 0 and q < p:
-            f, thr, axis_gain = _best_axis_presorted(data, at_node, feats[q:], p - q, min_samples_leaf, (zs, ys, ws))
+        if node_sort:
+            un = 0
+            for t in range(start, stop):
+                i = idx[t]
+                r = slot[i]
+                if r < 0:
+                    r = un
+                    slot[i] = un
+                    pts[un] = i
+                    pmult[un] = 0
+                    un += 1
+                pmult[r] += 1
+            for t in range(start, stop):
+                slot[idx[t]] = -1
+            in_node = (pts, pmult, un, m, total)
+            f, thr, axis_gain = _best_axis_node_sorted(data, in_node, feats, q, min_samples_leaf, (zs, ys, ws), sorting)
+            if f < 0 and q < p:
+                f, thr, axis_gain = _best_axis_node_sorted(data, in_node, feats[q:], p - q, min_samples_leaf,
+                                                           (zs, ys, ws), sorting)
+        else:
+            at_node = (S, ustart, ustop, id_mult, m, total)
+            f, thr, axis_gain = _best_axis_presorted(data, at_node, feats, q, min_samples_leaf, (zs, ys, ws))
+            if f < 0 and q < p:
+                f, thr, axis_gain = _best_axis_presorted(data, at_node, feats[q:], p - q, min_samples_leaf,
+                                                         (zs, ys, ws))
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
@@ -472,9 +565,10 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
             nl += 1 - r
         for t in range(nr):
             idx[start + nl + t] = tmp[t]
-        for t in range(start, stop):
-            goes_right[idx[t]] = t >= start + nl
-        nlu = partition_presorted(S, ustart, ustop, goes_right, tmp32)
+        if not node_sort:
+            for t in range(start, stop):
+                goes_right[idx[t]] = t >= start + nl
+        nlu = 0 if node_sort else partition_presorted(S, ustart, ustop, goes_right, tmp32)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
@@ -527,3 +621,4 @@ def node_csr(feature, wrow, W):
 # Jitted callees in other files (numba caches by this file's stamp only; tests/test_numba_cache_keys.py):
 # numba cache key: greedy/_co2_sgd.py a81391cbb6f09af0
 # numba cache key: greedy/_criteria.py 4dcab3fc6aaebb4f
+# numba cache key: greedy/_radix.py a9670243c6c38a19

@@ -235,6 +235,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         tree grown deeper with the same seed, node for node (:func:`treeopt.greedy._grow.level_order_prefix`; a
         depth sweep of segmentation forests reads every depth off one fit). The two orders draw the random
         numbers of the nodes in a different order, so their trees differ (as two seeds do).
+    axis_sort : {"presorted", "per_node"}, default="presorted"
+        How a node's axis search (the stump's start) orders its points along each candidate feature:
+        "presorted" sorts every feature once (a forest shares it) and keeps every node's points sorted as it
+        splits; "per_node" sorts only the node's q candidate features, at the node. The same cuts, thresholds and
+        gains up to the order in which tied points are summed (the presort's order against the order of first
+        appearance), i.e. up to rounding, so the trees can differ where two cuts tie; "per_node" is cheaper when q
+        is a small part of p (a 31 x 31 RGB window's 2,883 values, q = 53: :class:`treeopt.segmentation.ForestSegmenter`)
+        and needs no p x n index arrays.
 
     Attributes
     ----------
@@ -264,13 +272,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         "compare_with_axis": ["boolean"],
         "standardize": [StrOptions({"none", "tree", "node"})],
         "grow_order": GROW_ORDER_CONSTRAINT,
+        "axis_sort": [StrOptions({"presorted", "per_node"})],
         **GROWTH_CONSTRAINTS,
     }
 
     def __init__(self, nu=10.0, learning_rate=0.01, max_features="sqrt", max_depth=None, min_samples_split=2,
                  min_samples_leaf=1, max_epochs=200, tau=1, tol=1e-3, n_iter_no_change=20, tol_reference="best",
                  batch_size=100, momentum=0.9, axis_fallback="collapsed", compare_with_axis=False, standardize="none",
-                 random_state=None, grow_order="depth_first"):
+                 random_state=None, grow_order="depth_first", axis_sort="presorted"):
         self.nu = nu
         self.learning_rate = learning_rate
         self.max_features = max_features
@@ -289,6 +298,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         self.standardize = standardize
         self.random_state = random_state
         self.grow_order = grow_order
+        self.axis_sort = axis_sort
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -301,11 +311,14 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         """Grow on the points ``X[idx]`` (checked float64 X, labels ``0..n_classes-1``) in one numba call
         that releases the GIL (:func:`treeopt.greedy._co2_grow.grow_co2_tree`); sets ``tree_`` and the
         split counts, not ``classes_``/``n_features_in_``. ``order`` is ``feature_order(X)`` (a forest
-        computes it once for all its trees)."""
+        computes it once for all its trees; not read with ``axis_sort="per_node"``)."""
         p = X.shape[1]
-        kernels = (grow_co2_tree,) if order is not None else (feature_order, grow_co2_tree)
+        node_sort = self.axis_sort == "per_node"
+        kernels = (grow_co2_tree,) if order is not None or node_sort else (feature_order, grow_co2_tree)
         note_kernel_compile(type(self).__name__, *kernels)
-        if order is None:
+        if node_sort:
+            order = np.empty((0, 0), dtype=np.uint32)
+        elif order is None:
             order = feature_order(X)
         points = (X, y_enc, np.ascontiguousarray(idx, dtype=np.int64), int(n_classes))
         settings = (int(n_candidate_features(self.max_features, p)), float(self.nu), float(self.learning_rate),
@@ -314,7 +327,7 @@ class CO2TreeClassifier(GreedyTreeClassifier):
         growth = (int(max(self.min_samples_split, 2 * self.min_samples_leaf)), int(self.min_samples_leaf),
                   UNLIMITED_DEPTH if self.max_depth is None else int(self.max_depth),
                   STANDARDIZE_CODES[self.standardize], FALLBACK_CODES[self.axis_fallback], bool(self.compare_with_axis),
-                  self.grow_order == "level")
+                  self.grow_order == "level", node_sort)
         out = grow_co2_tree(points, settings, stop_rule, growth, np.uint64(seed), order)
         left, right, feature, bias, depth, n_samples, value, wrow, W, counts, epochs = out
         indptr, indices, data = node_csr(feature, wrow, W)

@@ -96,6 +96,12 @@ class ForestSegmenter(BaseEstimator):
         the next, so the forest grown with ``max_depth = d`` is the deeper forest's trees cut at depth d, tree for
         tree (:meth:`depth_sums` scores every depth of a sweep from one fit, CO2 paper Fig. 4 left). "axis"
         (scikit-learn's trees) grows depth first only.
+    axis_sort : {"per_node", "presorted"}, default="per_node"
+        "co2": how a node's axis search (the stump's start) orders its points along each of its q candidate features
+        (see CO2TreeClassifier): sorted at the node ("per_node"), or presorted once per tree for all 2,883 values and
+        kept sorted at every split ("presorted", 2 x 4 bytes per window and value more memory). With q = 53 of 2,883
+        the presort is most of the sorting work; the two find the same splits up to the rounding of tied values'
+        sums (docs/cost.md "Segmentation: the axis search without a presort").
 
     Attributes
     ----------
@@ -126,12 +132,13 @@ class ForestSegmenter(BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "grow_order": [StrOptions({"depth_first", "level"})],
+        "axis_sort": [StrOptions({"per_node", "presorted"})],
     }
 
     def __init__(self, split_kind="axis", n_estimators=16, max_depth=None, windows_per_tree=256000, window_size=31,
                  border=15, max_features="sqrt", n_pairs=1000, nu=1.0, learning_rate=1e-4, max_epochs=200,
                  min_samples_leaf=1, reweight=True, n_stats_windows=20000, chunk_size=4096, n_jobs=None,
-                 random_state=None, grow_order="depth_first"):
+                 random_state=None, grow_order="depth_first", axis_sort="per_node"):
         self.split_kind = split_kind
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -150,6 +157,7 @@ class ForestSegmenter(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.grow_order = grow_order
+        self.axis_sort = axis_sort
 
     # ------------------------------------------------------------------------------------------ fit
     def _tree(self, seed):
@@ -170,7 +178,7 @@ class ForestSegmenter(BaseEstimator):
         return CO2TreeClassifier(nu=self.nu, learning_rate=self.learning_rate, max_features=self.max_features,
                                  max_depth=self.max_depth, max_epochs=self.max_epochs,
                                  min_samples_leaf=self.min_samples_leaf, random_state=seed,
-                                 grow_order=self.grow_order)
+                                 grow_order=self.grow_order, axis_sort=self.axis_sort)
 
     def _sample(self, rng, n_per_class):
         """Flat pixel indices of one tree's balanced window sample, and its labels."""
