@@ -19,8 +19,9 @@ Splits (``split_kind``):
 Memory. Fitting holds, per tree being fitted (``n_jobs`` at once), its window matrix
 ``windows_per_tree x d`` (d = 2,883 for 31 x 31 windows; float32 for ``"axis"``, float64 otherwise) plus the
 greedy learners' copy of the node being split (at most as large): with the paper's 256,000 windows that is
-2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree; the default profile's 2,000 windows take 23 MB
-(axis) or 46-92 MB per tree.
+2.9 GB (axis) or 5.9-11.8 GB (two-probe, CO2) per tree (one CO2 tree's fit peaked at 10.3 GB, and at 16.1 GB
+with ``axis_sort="presorted"``, whose per-feature orders add 2 x 4 bytes per window value); the default profile's
+2,000 windows take 23 MB (axis) or 46-92 MB per tree.
 The per-class pixel index lists take 4 bytes per training pixel. Prediction cuts no windows: each tree reads
 the values its nodes test straight from the images (:mod:`treeopt.segmentation.scoring`, the same label maps and
 probabilities to the bit), one tree at a time over all images, holding float64 class sums per scored pixel
