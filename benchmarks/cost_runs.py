@@ -253,10 +253,13 @@ EARLIER_RUNS = {
 # image by that tree. name -> (method, params, measured fit CPU-s, scoring CPU-s per image, peak MB, load before,
 # load after, started, command). The calibration tree (nu 1, eta 1e-4) is not here: a check is another grid point.
 SEGMENTATION_CHECKS = {
+    # the CO2 tree with the per-node axis sort (ForestSegmenter's default since 29 Nov; the 28 Nov check of the
+    # presorted tree, idle: fit 505.64, scoring 0.527, peak 15,925 MB), beside two workflow jobs; peak from time -v
     "seg_co2/lfw_parts/256000 (candidate, nu 10, eta 0.001)": (
-        "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 505.64, 0.527, 15925.3,
-        0.51, 1.0, "2026-11-28 14:14",
-        "benchmarks/seg_lfw_size.py time co2 --trees 1 --windows 256000 --score 1 --nu 10 --learning-rate 0.001"),
+        "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 283.90, 0.411, 10285.5,
+        4.08, 3.87, "2026-11-29 11:03",
+        "/usr/bin/time -v benchmarks/seg_lfw_size.py time co2 --trees 1 --windows 256000 --score 1 --nu 10 "
+        "--learning-rate 0.001"),
     # the depth sweep's two-probe tree (co2_segmentation_depth, depth 20; the calibration tree was unlimited: 15,161
     # leaves, this one 7,311), 29 Nov 2026 beside two workflow jobs; peak from /usr/bin/time -v
     "seg_two_probe/lfw_parts/256000 (depth sweep, depth 20)": (
