@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 
-from treeopt.greedy._co2_grow import _best_axis_node_sorted, _best_axis_presorted
+from treeopt.greedy._co2_grow import _best_axis
 from treeopt.greedy._criteria import _xlogx_table, best_axis_split
 from treeopt.greedy._radix import stable_sort_workspace
 from treeopt.greedy.co2 import CO2TreeClassifier
@@ -47,14 +47,20 @@ def test_a_bootstrap_sample_grows_the_presorted_tree():
     assert _digest(trees[0], X) == _digest(trees[1], X)
 
 
-def _node_search(X, y, k, pts, mult, feats, msl):
+def _node_search(X, y, k, pts, mult, feats, msl, S=None):
+    """``_best_axis`` on the node of distinct points ``pts`` (repeats ``mult``): sorted at the node, or presorted in
+    ``S`` (all features, the node's slice being the whole of it)."""
     n = max(int(mult.sum()), 2)
     u = pts.shape[0]
     total = np.bincount(np.repeat(y[pts], mult), minlength=k).astype(np.int64)
     sorting = (np.empty(n), np.arange(n), np.empty(n, dtype=np.int64), stable_sort_workspace(n))
     scratch = (np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
-    return _best_axis_node_sorted((X, y, k, _xlogx_table(n)), (pts.astype(np.uint64), mult, u, int(mult.sum()), total),
-                                  feats, feats.shape[0], msl, scratch, sorting)
+    id_mult = np.zeros(X.shape[0], dtype=np.int64)
+    id_mult[pts] = mult
+    presorted = S is not None
+    S = S if presorted else np.empty((0, 0), dtype=np.uint32)
+    node = (not presorted, S, 0, id_mult, pts.astype(np.uint64), mult, u, int(mult.sum()), total)
+    return _best_axis((X, y, k, _xlogx_table(n)), node, feats, feats.shape[0], msl, scratch, sorting)
 
 
 @settings(max_examples=80, deadline=None)
@@ -70,14 +76,8 @@ def test_the_node_search_is_the_presorted_search_with_ties_in_first_appearance(n
     pts = rng.permutation(n)[: max(1, n // 2 + 1)]
     mult = rng.integers(1, 3, pts.shape[0]).astype(np.int64)
     feats = rng.permutation(p).astype(np.int64)
-    m = int(mult.sum())
     S = np.stack([pts[np.argsort(X[pts, f], kind="mergesort")] for f in range(p)]).astype(np.uint32)
-    id_mult = np.zeros(n, dtype=np.int64)
-    id_mult[pts] = mult
-    total = np.bincount(np.repeat(y[pts], mult), minlength=k).astype(np.int64)
-    scratch = (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
-    want = _best_axis_presorted((X, y, k, _xlogx_table(max(m, 2))), (S, 0, pts.shape[0], id_mult, m, total), feats,
-                                p, msl, scratch)
+    want = _node_search(X, y, k, pts, mult, feats, msl, S)
     got = _node_search(X, y, k, pts, mult, feats, msl)
     assert got[0] == want[0]
     if want[0] >= 0:

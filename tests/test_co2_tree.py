@@ -188,8 +188,8 @@ def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(see
     sample repeats points; the lists hold each once, with its multiplicity) returns the same feature,
     threshold and gain as ``best_axis_split`` on the copied rows, repeats included, at the root and at both
     children after the lists are partitioned by a split."""
-    from treeopt.greedy._co2_grow import (_best_axis_presorted, _xlogx_table, feature_order, partition_presorted,
-                                          presort)
+    from treeopt.greedy._co2_grow import _best_axis, _xlogx_table, feature_order, partition_presorted, presort
+    from treeopt.greedy._radix import stable_sort_workspace
     from treeopt.greedy._criteria import best_axis_split
     rng = np.random.default_rng(seed)
     X = np.round(rng.normal(size=(80, 5)), 1)  # ties
@@ -205,8 +205,10 @@ def test_presorted_axis_search_on_an_index_slice_equals_the_reference_search(see
         rows = np.repeat(S[0, start:stop], mult[S[0, start:stop]])  # the node's points, repeats included
         total = np.bincount(y[rows], minlength=3)
         m = rows.shape[0]
-        got = _best_axis_presorted((X, y, 3, _xlogx_table(n)), (S, start, stop, mult, m, total), feats, 3, 2,
-                                   (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)))
+        node = (False, S, start, mult, np.empty(1, dtype=np.uint64), np.empty(1, dtype=np.int64), stop - start, m, total)
+        unused = (np.empty(1), np.arange(1), np.empty(1, dtype=np.int64), stable_sort_workspace(1))  # node sort's
+        got = _best_axis((X, y, 3, _xlogx_table(n)), node, feats, 3, 2,
+                         (np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)), unused)
         ref = best_axis_split(X[rows], y[rows], 3, feats[:3].astype(np.int64), 2)
         assert got[0] == ref[0] and got[1] == ref[1] and np.isclose(got[2], ref[2], atol=1e-12)
 

@@ -144,95 +144,65 @@ def _sweep_axis(zs, ys, ws, u, node, msl, xlogx, counts):
 
 
 @njit(**_NJIT)
-def _midpoint(zs, bi):
-    """The threshold of the cut before distinct point ``bi``: the midpoint, or the upper value when the midpoint
-    rounds onto the lower one (adjacent floats)."""
-    a = zs[bi - 1]
-    b = zs[bi]
-    thr = 0.5 * a + 0.5 * b
-    if not thr > a:
-        thr = b
-    return thr
+def _best_axis(data, node, feats, n_feats, msl, scratch, sorting):
+    """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]`` (the same sweep and
+    midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` over the m points); returns ``(feature,
+    threshold, gain)`` with feature -1 when no feature admits a cut. ``data`` is ``(X, y, k, xlogx)``; ``msl`` is
+    min_samples_leaf; ``scratch`` ``(zs, ys, ws)`` buffers of the node's size.
 
+    ``node`` is ``(node_sort, S, start, id_mult, pts, pmult, u, m, total)``, the node's u distinct points and their
+    class counts ``total``, given one of two ways:
 
-@njit(**_NJIT)
-def _node_terms(total, m, k, xlogx):
-    parent_s = 0.0
-    for c in range(k):
-        parent_s += xlogx[total[c]]
-    return (m, total, xlogx[m] - parent_s, parent_s)
+    * presorted (``node_sort`` False): ``S[f, start:start + u]`` holds them sorted by feature f (see :func:`presort`)
+      and ``id_mult`` their repeats by point id, so the search sorts nothing;
+    * sorted at the node (``node_sort``, ``axis_sort="per_node"``): ``pts[:u]`` in order of first appearance in the
+      node's slice, ``pmult`` their repeats, and each candidate feature is sorted here by
+      :func:`treeopt.greedy._radix.stable_sort_labelled` (``sorting``: ``(z, tags, perm, workspace)``, ``tags``
+      holding 0..n-1), so tied points keep their order of first appearance.
 
-
-@njit(**_NJIT)
-def _best_axis_presorted(data, node, feats, n_feats, msl, scratch):
-    """Exact best information-gain axis split of a node's m points over ``feats[:n_feats]``: ``data`` is
-    ``(X, y, k, xlogx)``, ``node`` is ``(S, start, stop, mult, m, total)``, where ``S[f, start:stop]`` holds the
-    node's distinct points sorted by feature f, ``mult`` their repeats (see :func:`presort`) and ``total`` its
-    class counts; ``msl`` is min_samples_leaf and ``scratch`` ``(zs, ys, ws)`` buffers of the node's size.
-
-    Same sweep and midpoint thresholds as :func:`treeopt.greedy._criteria.best_axis_split` over the m points
-    (cuts only fall between distinct values; a point's repeats lie on one side of every cut, so only the running
-    entropy sums step through them, and the order of tied points moves those sums only by rounding); returns
-    ``(feature, threshold, gain)`` with feature -1 when no feature admits a cut."""
+    Cuts fall only between distinct values and a point's repeats lie on one side of every cut (only the running
+    entropy sums step through them), so the two ways differ only in the order tied points are summed (the presort's
+    is the order the forest's one sort of all rows left them in), i.e. by rounding."""
     X, y, k, xlogx = data
-    S, start, stop, mult, m, total = node
-    zs, ys, ws = scratch
-    u = stop - start
-    best_f = -1
-    best_thr = np.nan
-    best_gain = -np.inf
-    terms = _node_terms(total, m, k, xlogx)
-    counts = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
-    for jf in range(n_feats):
-        f = feats[jf]
-        for t in range(u):
-            i = S[f, start + t]
-            zs[t] = X[i, f]
-            ys[t] = y[i]
-            ws[t] = mult[i]
-        if not zs[0] < zs[u - 1]:
-            continue
-        bi, bg = _sweep_axis(zs, ys, ws, u, terms, msl, xlogx, counts)
-        if bi >= 0 and bg > best_gain:
-            best_f = f
-            best_thr = _midpoint(zs, bi)
-            best_gain = max(bg, 0.0)
-    return best_f, best_thr, best_gain
-
-
-@njit(**_NJIT)
-def _best_axis_node_sorted(data, node, feats, n_feats, msl, scratch, sorting):
-    """:func:`_best_axis_presorted` without a presort (``axis_sort="per_node"``): each of the node's candidate
-    features is sorted at the node, over the node's distinct points only. ``node`` is ``(pts, pmult, u, m,
-    total)``: the u distinct points in order of first appearance in the node's slice and their repeats;
-    ``sorting`` is ``(z, tags, perm, workspace)``: ``tags`` holds 0..n-1, and
-    :func:`treeopt.greedy._radix.stable_sort_labelled` orders the values stably, so tied points keep their order
-    of first appearance (the presort keeps the order the forest's one sort of all rows gave them instead: the two
-    differ only in how ties are summed, i.e. by rounding). The same sweep and thresholds."""
-    X, y, k, xlogx = data
-    pts, pmult, u, m, total = node
+    node_sort, S, start, id_mult, pts, pmult, u, m, total = node
     zs, ys, ws = scratch
     z, tags, perm, work = sorting
     best_f = -1
     best_thr = np.nan
     best_gain = -np.inf
-    terms = _node_terms(total, m, k, xlogx)
+    parent_s = 0.0
+    for c in range(k):
+        parent_s += xlogx[total[c]]
+    terms = (m, total, xlogx[m] - parent_s, parent_s)
     counts = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
     for jf in range(n_feats):
         f = feats[jf]
-        for t in range(u):
-            z[t] = X[pts[t], f]
-        stable_sort_labelled(z[:u], tags[:u], zs, perm, work)
+        if node_sort:
+            for t in range(u):
+                z[t] = X[pts[t], f]
+            stable_sort_labelled(z[:u], tags[:u], zs, perm, work)
+        else:
+            for t in range(u):
+                i = S[f, start + t]
+                zs[t] = X[i, f]
+                ys[t] = y[i]
+                ws[t] = id_mult[i]
         if not zs[0] < zs[u - 1]:
             continue
-        for t in range(u):
-            j = perm[t]
-            ys[t] = y[pts[j]]
-            ws[t] = pmult[j]
+        if node_sort:
+            for t in range(u):
+                j = perm[t]
+                ys[t] = y[pts[j]]
+                ws[t] = pmult[j]
         bi, bg = _sweep_axis(zs, ys, ws, u, terms, msl, xlogx, counts)
         if bi >= 0 and bg > best_gain:
+            a = zs[bi - 1]
+            b = zs[bi]
+            thr = 0.5 * a + 0.5 * b
+            if not thr > a:  # adjacent floats: the midpoint rounds onto a
+                thr = b
             best_f = f
-            best_thr = _midpoint(zs, bi)
+            best_thr = thr
             best_gain = max(bg, 0.0)
     return best_f, best_thr, best_gain
 
@@ -288,7 +258,7 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
       and the random draws of every node above depth d come in the same order whatever ``max_depth`` is: the tree
       grown to depth d is then the first d levels of any deeper one (:func:`treeopt.greedy._grow.level_order_prefix`;
       each node's work is the same either way, only the order of the nodes and of their draws differs);
-      ``node_sort``: sort each node's q candidate features at the node (:func:`_best_axis_node_sorted`) instead of
+      ``node_sort``: sort each node's q candidate features at the node (:func:`_best_axis`) instead of
       presorting every feature once and keeping every node's slice sorted (``order`` is then not read): the
       presort costs O(p n log n) for the tree and O(p n) per level however few features a node tries, which
       dominates when q << p (31 x 31 windows: q = 53 of 2,883 values);
@@ -331,7 +301,7 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
     ws = np.empty(n, dtype=np.int64)
-    if node_sort:  # no presort: each node sorts its candidate features (_best_axis_node_sorted)
+    if node_sort:  # no presort: each node sorts its candidate features (_best_axis)
         S, id_mult = np.empty((0, 0), dtype=np.uint32), np.empty(0, dtype=np.int64)
         n_sort = n
     else:  # S over the distinct points: its node slices are ustart..ustop
@@ -412,7 +382,8 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
             feats[j] = feats[r]
             feats[r] = a
         data = (X, y, k, xlogx)
-        if node_sort:
+        un = ustop - ustart
+        if node_sort:  # the node's distinct points, in order of first appearance
             un = 0
             for t in range(start, stop):
                 i = idx[t]
@@ -426,17 +397,10 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
                 pmult[r] += 1
             for t in range(start, stop):
                 slot[idx[t]] = -1
-            in_node = (pts, pmult, un, m, total)
-            f, thr, axis_gain = _best_axis_node_sorted(data, in_node, feats, q, min_samples_leaf, (zs, ys, ws), sorting)
-            if f < 0 and q < p:
-                f, thr, axis_gain = _best_axis_node_sorted(data, in_node, feats[q:], p - q, min_samples_leaf,
-                                                           (zs, ys, ws), sorting)
-        else:
-            at_node = (S, ustart, ustop, id_mult, m, total)
-            f, thr, axis_gain = _best_axis_presorted(data, at_node, feats, q, min_samples_leaf, (zs, ys, ws))
-            if f < 0 and q < p:
-                f, thr, axis_gain = _best_axis_presorted(data, at_node, feats[q:], p - q, min_samples_leaf,
-                                                         (zs, ys, ws))
+        at_node = (node_sort, S, ustart, id_mult, pts, pmult, un, m, total)
+        f, thr, axis_gain = _best_axis(data, at_node, feats, q, min_samples_leaf, (zs, ys, ws), sorting)
+        if f < 0 and q < p:
+            f, thr, axis_gain = _best_axis(data, at_node, feats[q:], p - q, min_samples_leaf, (zs, ys, ws), sorting)
         if f < 0:
             continue
         # 2. stump start: local labels, smoothed leaf log-frequencies, coordinates, sphere scaling
