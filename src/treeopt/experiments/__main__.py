@@ -194,7 +194,7 @@ def _hours(seconds, width=10):
     return f"{hours:{width}.{decimals}f}"
 
 
-def _print_estimate(plan, cores, threads=None, ungrown=None):
+def _print_estimate(plan, cores, threads=None, config=None):
     from .infra.cost import MODEL_FILE
     from .infra.cost_plan import estimate_plan
     from .plan.specs import BLOCKS_DIR
@@ -228,10 +228,10 @@ def _print_estimate(plan, cores, threads=None, ungrown=None):
         wall = max(total / n, longest)
         print(f"  on {n} cores: at least {_hours(wall, 0)} hours ({_hours(wall / 24, 0)} days)"
               f"{' (the longest job)' if wall == longest else ''}")
-    if ungrown is not None and grown:
+    if config is not None and grown:
         # the total charges every grid that may grow past a chosen edge at its worst (each axis grows, in its costlier
-        # direction); the same plan without grow steps prices the grids as written
-        base = sum(c.cpu_seconds for c in estimate_plan(ungrown, threads=threads).values())
+        # direction); the same plan without grow steps (``config``'s) prices the grids as written
+        base = sum(c.cpu_seconds for c in estimate_plan(build_plan(without_growth(config)), threads=threads).values())
         print(f"  of the total, {_hours(total - base, 0)} CPU hours are grids grown past a chosen edge at their worst "
               f"(up to {grown} candidates); the grids as written: {_hours(base, 0)} CPU hours")
     unknown = sum(c.unknown for c in costs.values())
@@ -294,7 +294,7 @@ def main(argv=None):
             print(f"{args.config}: valid (profile {config['profile']!r})")
         elif args.command == "plan" and args.estimate:
             config = _config(args)
-            _print_estimate(build_plan(config), args.cores, args.threads, ungrown=build_plan(without_growth(config)))
+            _print_estimate(build_plan(config), args.cores, args.threads, config=config)
         elif args.command == "plan":
             plan = build_plan(_config(args))
             print(f"profile {plan.profile!r}: {len(plan.datasets)} data sets, {len(plan.runs)} candidate runs, "

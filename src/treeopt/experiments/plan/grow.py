@@ -32,6 +32,7 @@ seed{seed}.yaml``) reads the plain selection and writes its own file: the plain 
 methods without ``grow:`` keep their names and files.
 """
 
+import copy
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -115,8 +116,6 @@ def without_growth(config):
     """A copy of ``config`` whose selected profile grows no grid: every ``grow:`` of the profile, its experiments
     and their method entries removed (``plan --estimate`` prices the papers' own grids with it, beside the total that
     charges every grown grid at its worst)."""
-    import copy
-
     config = copy.deepcopy(config)
     profile = (config.get("profiles") or {}).get(config.get("profile")) or {}
     profile.pop("grow", None)
