@@ -253,11 +253,12 @@ EARLIER_RUNS = {
 # image by that tree. name -> (method, params, measured fit CPU-s, scoring CPU-s per image, peak MB, load before,
 # load after, started, command). The calibration tree (nu 1, eta 1e-4) is not here: a check is another grid point.
 SEGMENTATION_CHECKS = {
-    # the CO2 tree with the per-node axis sort (ForestSegmenter's default since 29 Nov; the 28 Nov check of the
-    # presorted tree, idle: fit 505.64, scoring 0.527, peak 15,925 MB), beside two workflow jobs; peak from time -v
+    # the CO2 tree with the per-node axis sort (ForestSegmenter's default since 29 Nov), idle machine, peak from
+    # time -v (the same check beside two workflow jobs, 29 Nov 11:03: fit 283.90, scoring 0.411; the 28 Nov check of
+    # the presorted tree, idle: fit 505.64, scoring 0.527, peak 15,925 MB)
     "seg_co2/lfw_parts/256000 (candidate, nu 10, eta 0.001)": (
-        "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 283.90, 0.411, 10285.5,
-        4.08, 3.87, "2026-11-29 11:03",
+        "seg_co2", {"windows_per_tree": 256000, "nu": 10.0, "learning_rate": 0.001}, 269.96, 0.410, 10285.3,
+        1.0, 1.0, "2026-11-29 13:08",
         "/usr/bin/time -v benchmarks/seg_lfw_size.py time co2 --trees 1 --windows 256000 --score 1 --nu 10 "
         "--learning-rate 0.001"),
     # the depth sweep's two-probe tree (co2_segmentation_depth, depth 20; the calibration tree was unlimited: 15,161
