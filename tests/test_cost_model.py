@@ -381,7 +381,7 @@ def test_a_segmentation_depth_sweep_is_charged_one_deep_fit_and_a_scoring_pass_p
     # a tree limited below the levels an unlimited tree is charged costs less; one limited above it, no more
     unlimited = cost.work("segmentation", {**params, "max_depth": None}, shape, "trainval", score_weight=0.01)[0]
     assert alone(10, 256000) < alone(20, 256000) == alone(30, 256000) == unlimited
-    # with the model's CO2 scoring weight (0.00385), about half of the five fits' CPU (the fits of 10-25 saved)
+    # with the model's CO2 scoring weight (0.0044 at this commit), about half of the five fits' CPU (the fits of 10-25 saved)
     weight = cost.load_model()["methods"]["seg_co2"]["score_weight"]
     five = sum(cost.work("segmentation", {**params, "max_depth": d}, shape, "trainval", score_weight=weight)[0]
                for d in (10, 15, 20, 25, 30))
