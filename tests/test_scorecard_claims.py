@@ -58,6 +58,22 @@ def test_a_missing_number_leaves_a_claim_not_run_yet_but_never_rescues_a_failure
     assert broken["status"] == CLAIM_FAILS and "Random Forest, 30 trees 2" in broken["note"]
 
 
+def test_rows_made_before_the_runs_recorded_their_choices_are_named_in_the_note():
+    """A compared row without chosen_params while its method's rows on another data set have them is named (the
+    reader cannot check its tuning); a method whose rows never record any is not."""
+    frame = pd.concat([_co2_table(3.2, 3.7), _co2_table(3.0, 3.5).assign(dataset="satimage")], ignore_index=True)
+    frame["chosen_params"] = [None, None, "nu=1", "max_features=p^0.5"]
+    note = _rows(frame)[("co2_10_beat_rf_1000", "letter")]["note"]
+    assert "record no chosen parameters" in note and "CO2 Forest, 10 trees / Random Forest, 1000 trees" in note
+    frame["chosen_params"] = ["nu=1", "max_features=p^0.7", "nu=1", "max_features=p^0.5"]
+    assert "record no chosen parameters" not in _rows(frame)[("co2_10_beat_rf_1000", "letter")]["note"]
+    frame["chosen_params"] = [None, "max_features=p^0.7", "nu=1", "max_features=p^0.5"]
+    note = _rows(frame)[("co2_10_beat_rf_1000", "letter")]["note"]
+    assert note.endswith("(made before the tuning rule's records): CO2 Forest, 10 trees")
+    frame["chosen_params"] = None  # no row records any: nothing to flag
+    assert "record no chosen parameters" not in _rows(frame)[("co2_10_beat_rf_1000", "letter")]["note"]
+
+
 def test_a_claim_of_most_cases_holds_on_a_majority():
     def nongreedy(wins):
         rows = [("connect4", m, d, 70.0 + (1 if (m == "nongreedy_tree") == (d in wins) else 0))

@@ -27,6 +27,7 @@ class Found:
     value: float
     std: float
     n_seeds: int
+    unrecorded: bool = False  # records no chosen parameters where the method's other rows in the table do
 
     def text(self):
         std = f" ± {self.std:.2g}" if self.n_seeds > 1 and not math.isnan(self.std) else ""
@@ -93,7 +94,19 @@ def find(frame, dataset, number, metric, max_size=None):
     std = float(row[f"{metric}_std"]) if f"{metric}_std" in row and row[f"{metric}_std"] == row[f"{metric}_std"] \
         else float("nan")
     n_seeds = int(row["n_seeds"]) if "n_seeds" in row and row["n_seeds"] == row["n_seeds"] else 1
-    return Found(label, float(row[metric]), std, n_seeds)
+    return Found(label, float(row[metric]), std, n_seeds, _unrecorded(frame, row))
+
+
+def _unrecorded(frame, row):
+    """Whether ``row`` records no chosen parameters while rows of its method on other data sets of the table do: a
+    row made before the runs recorded their choices (issue #38's tuning rule), whose tuning a reader cannot check.
+    A method whose rows never record any (no grid, or a protocol that shows every configuration) is not flagged."""
+    if "chosen_params" not in frame or "method" not in row:
+        return False
+    if isinstance(row["chosen_params"], str) and row["chosen_params"].strip():
+        return False
+    same = frame[frame["method"] == row["method"]]["chosen_params"]
+    return bool(same.map(lambda v: isinstance(v, str) and bool(v.strip())).any())
 
 
 def _spread(first, second):
@@ -166,6 +179,10 @@ def evaluate(claim, dataset, frame):
                      f"holds in {len(held)} of {len(done)} comparisons (closest: {closest[4]})")
     if missing:
         parts.append(_missing_note(missing))
+    unrecorded = list(dict.fromkeys(f.label for d in done for f in d[2:4] if f.unrecorded))
+    if unrecorded:
+        parts.append("compared with rows that record no chosen parameters while their method's rows on other data "
+                     "sets do (made before the tuning rule's records): " + " / ".join(unrecorded))
     caveat = claim.caveat(dataset) if claim.caveat else None
     if caveat:
         parts.append(caveat)

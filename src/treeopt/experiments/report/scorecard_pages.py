@@ -45,7 +45,8 @@ def to_markdown(card, *, profile, command):
              "Claims: a sentence of a paper comparing methods, quoted, checked on our tables for each data set it is "
              "made for: claim holds or claim fails, compared on the means over seeds the tables hold; the note names "
              "the numbers compared (the failing ones, else the closest), says when a gap is within one seed's spread "
-             "(the larger std over seeds of the two numbers) and which numbers are not in the table yet; a claim "
+             "(the larger std over seeds of the two numbers), which numbers are not in the table yet and which "
+             "compared rows record no chosen parameters where their method's rows on other data sets do; a claim "
              "fails as soon as one comparison fails, and is not run yet while one it needs is missing; a failing claim's "
              "note ends with the cause it was chased to, where one was (the study and the method note).", ""]
     counts = card["status"].value_counts()
