@@ -54,13 +54,6 @@ CAUSES = (
           "studies/co2_letter_gap.py (studies/results/co2_letter_gap.log), studies/co2_no_bootstrap.py "
           "(studies/results/co2_letter_no_bootstrap_seeds.log)",
           "docs/co2.md, 'What was tried on the Letter gap'"),
-    Cause("co2_table1", "letter", ("oc1_forest",), OURS,
-          "not chased yet; one seed (seed 1, run 28 Nov after the OC1 gain fix; seeds 0 and 2 not run): its curve is "
-          "flat past 300 trees (4.28 / 4.08 / 4.04% at 100 / 300 / 1000), so more trees would not reach 3.8; the 10- "
-          "and 30-tree rows of the same method (3 seeds, before the fix) are below the paper's 7.6 / 5.0, and random "
-          "forest on this split is 3.88 at 1000 trees against the paper's 3.7",
-          "studies/oc1_letter_1000.py (studies/results/oc1_letter_1000.log)",
-          "docs/co2.md, 'Table I through the workflow'"),
     Cause("co2_table1", "connect4", ("co2_forest",), OURS,
           "not found; ruled out: an under-tuned grid (validation chose the grid's corner nu 0.1, eta 0.03 on every "
           "seed; the one tuning rule's grown candidates score worse on validation on all three seeds, nu 0.03 / "
