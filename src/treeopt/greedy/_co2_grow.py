@@ -301,19 +301,25 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     zs = np.empty(n)
     ys = np.empty(n, dtype=np.int64)
     ws = np.empty(n, dtype=np.int64)
-    goes_right = np.zeros(X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
+    # the node's distinct points by point id (-1: not seen), marked and cleared again wherever a node is scanned: a
+    # bootstrap sample repeats about a third of its points, and a repeated point has one margin per state
+    # (co2_stump_sgd takes rows, their multiplicities and each point's row)
+    slot = np.full(X.shape[0], -1, dtype=np.int64)
     if node_sort:  # no presort: each node sorts its candidate features (_best_axis)
         S, id_mult = np.empty((0, 0), dtype=np.uint32), np.empty(0, dtype=np.int64)
         n_distinct = 0
-        for t in range(n):  # goes_right marks the points seen (partition_presorted, its user, does not run)
-            if not goes_right[idx[t]]:
-                goes_right[idx[t]] = True
+        for t in range(n):
+            if slot[idx[t]] < 0:
+                slot[idx[t]] = 0
                 n_distinct += 1
+        for t in range(n):
+            slot[idx[t]] = -1
         n_sort = n
     else:  # S over the distinct points: its node slices are ustart..ustop
         S, id_mult = presort(order, idx)
         n_distinct = S.shape[1]
         n_sort = 1
+    goes_right = np.zeros(1 if node_sort else X.shape[0], dtype=np.bool_)  # by point id, for partition_presorted
     pts = np.empty(n_sort, dtype=np.uint64)  # a node's distinct points and their repeats (node_sort)
     pmult = np.empty(n_sort, dtype=np.int64)
     sorting = (np.empty(n_sort), np.arange(n_sort), np.empty(n_sort, dtype=np.int64), stable_sort_workspace(n_sort))
@@ -322,9 +328,6 @@ def grow_co2_tree(points, settings, stop_rule, growth, seed, order):
     # float32, half the memory traffic of float64
     Z = np.empty((n_distinct, p), dtype=np.float32)
     yl = np.empty(n, dtype=np.int64)
-    # the node's distinct points: a bootstrap sample repeats about a third of its points, and a repeated
-    # point has one margin per state (co2_stump_sgd takes rows, their multiplicities and each point's row)
-    slot = np.full(X.shape[0], -1, dtype=np.int64)
     rows = np.empty(n, dtype=np.int64)
     mult = np.empty(n)
     yu = np.empty(n, dtype=np.int64)
