@@ -197,6 +197,12 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
     # TAO at Fashion-MNIST's size (TAO Table 1's MNIST grid: CART start, path 100 -> C)
     "tao_oblique/fashion_mnist/8 (tao_table1 candidate, C 3)": ("fashion_mnist", "tao_oblique", {
         "max_depth": 8, "init": "cart", "C": 3, **TAO_TABLE1}, "train", None, 1),
+    # TAO at Fashion-MNIST's size off the calibration point: another experiment's path (tao_fixed_depth_d8: CART
+    # start, warm starts 100 -> 0.1, accept=objective) down to a small C (issue #37: an independent check)
+    "tao_oblique/fashion_mnist/8 (tao_fixed_depth_d8 path run, C 0.01)": ("fashion_mnist", "tao_oblique", {
+        "max_depth": 8, "C": 0.01, "warm_start_C": [100, 10, 1, 0.1], "accept": "objective"}, "train", None, 1),
+    "tao_oblique/fashion_mnist/8 (tao_table1 path run, cart start, C 0.1)": ("fashion_mnist", "tao_oblique", {
+        "max_depth": 8, "init": "cart", "C": 0.1, **TAO_TABLE1}, "train", None, 1),
     "tao_oblique/letter/12 (tao_table1 candidate, C 0.2)": ("letter", "tao_oblique", {
         "max_depth": 12, "init": "cart", "C": 0.2, **TAO_TABLE1}, "train", None, 1),
     # random oblique trees at the paper profile's sizes after the blocked projections (issue #37)
@@ -225,6 +231,20 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
                                                          "learning_rate": 0.1, "min_samples_leaf": 10}, "train",
                                             {"n_estimators": [10, 30, 100, 300, 1000]}, 1)
        for m in ("gbdt_sq_clf", "gbdt_exp")},
+    # added 29 Nov 2026 (stop 60): GBDT with exponential loss on a set it does not separate (on musk2 its trees are
+    # one leaf from ~300 on: the model's J leaves per tree is an upper bound there), and RGF at the paper's largest
+    # size, process CPU on an idle machine where EARLIER_RUNS has only wall times under load
+    "gbdt_exp/adult/1000 (rgf_real, J 64)": ("adult", "gbdt_exp", {"n_estimators": 1000, "max_leaf_nodes": 64,
+                                                                   "learning_rate": 0.1, "min_samples_leaf": 10},
+                                             "train", {"n_estimators": [10, 30, 100, 300, 1000]}, 1),
+    # OC1 Forest at Protein's size beside the coefficient's own Protein-shaped tree (bench_oc1, sqrt features, train
+    # part): a final's shape (train+validation, 17,766 x 357) at another q, on a Protein-shaped make_classification set
+    # written as data/processed/protein/split0.npz (Protein is not offline; random_state 1, not bench_oc1's 0)
+    "oc1_forest/protein/3 (final block shape, p^0.6, Protein-shaped synthetic)": (
+        "protein", "oc1_forest", {"n_estimators": 3, "max_features": "p^0.6"}, "trainval", {"n_estimators": [3]}, 1),
+    "rgf_l2/rgf_synth_q64_reg/10000 (rgf_synthetic_complex, l2 0.1)": (
+        "rgf_synth_q64_reg", "rgf_l2", {"max_leaf_nodes": 10000, "l2": 0.1}, "train",
+        {"max_leaf_nodes": [500, 1000, 2000, 5000, 10000]}, 1),
 }
 
 

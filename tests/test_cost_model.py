@@ -188,9 +188,15 @@ def test_a_tao_run_is_charged_the_path_it_runs_and_the_initial_tree_it_fits():
     shape = cost.Shape(48000, 12000, 10000, 784, 10)
     steps = {C: cost.work("tao", {"max_depth": 8, "C": C, "warm_start_C": path}, shape, "train")[0]
              for C in (10, 3, 0.1)}
-    assert steps[3] / steps[10] == pytest.approx(4 / 3) and steps[0.1] / steps[10] == pytest.approx(11 / 3)
-    # C not known before the run (inherited): the whole path; no C: the estimator's default
-    assert cost.work("tao", {"max_depth": 8, "C": "best", "warm_start_C": path}, shape, "train")[0] == steps[0.1]
+    # each C value weighs min(1, sqrt(C / 3)): its node problems cost less as the l1 weights thin out
+    below = sum(math.sqrt(c / cost.TAO_C_DENSE) for c in (1.7, 1, 0.7, 0.5, 0.3, 0.2, 0.1))
+    assert steps[3] / steps[10] == pytest.approx(4 / 3) and steps[0.1] / steps[10] == pytest.approx((4 + below) / 3)
+    assert 6.9 < 4 + below < 7.0  # 11 C values cost about 7 at C >= 3
+    # C not known before the run (inherited): the whole path, its own C at full weight; no C: the estimator's default
+    best = cost.work("tao", {"max_depth": 8, "C": "best", "warm_start_C": path}, shape, "train")[0]
+    assert best / steps[10] == pytest.approx((4 + below - math.sqrt(0.1 / 3) + 1) / 3)
+    # neither C nor a path (axis-aligned TAO: no SVM): one step at full weight
+    assert cost.tao_path_weight(None, None) == 1.0
     assert cost._path_above(path, None) == [1.7, 3.0, 10.0, 30.0, 100.0]
     assert TAOTreeClassifier().C == 1.0
     fitted = TAOTreeClassifier(C=3, warm_start_C=path, max_depth=1, max_iter=1).fit(*_tiny_problem())

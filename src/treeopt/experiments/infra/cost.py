@@ -31,8 +31,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     nongreedy_tree            epochs n p d      SGD over all nodes, max_epochs of them (a priori: the stop rule
                                                  may end sooner), plus the CO2 tree it starts from, costed as a
                                                  co2_tree run of the same depth
-    tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C
-                                                 (+ the optimal tree it starts from when init='optimal')
+    tao                       (C values) n p d  one LIBLINEAR problem per node and pass, over the path of C,
+                                                 each C weighted min(1, sqrt(C / TAO_C_DENSE)) (+ the initial
+                                                 tree it fits itself: TAO_BUILT_INITS)
     optimal                   n B^d             STreeD over B binary tests (thresholds per feature x p, + CART's
                                                  splits): depth-2 subtrees from pair counts (n B^2), each level
                                                  above branches on every test; its CPU is capped at time_limit
@@ -112,6 +113,10 @@ OC1_FIXED_FEATURES = 14
 # profile's sizes on the idle machine (benchmarks/cost_runs.py check, docs/cost.md "OC1 trees and TAO at size"): Connect-4
 # depth 6, 5 restarts, 55,000 rows, 6.2e-7 CPU-s per unit against the coefficient's 1.51e-7.
 OC1_TWO_VALUED_FACTOR = 4.1
+# A TAO node's l1-regularised SVM costs less as C falls below this: its weights, and with them the solver's active
+# features, thin out (TAO Fig. 1's path on Fashion-MNIST, depth 4, seconds per TAO iteration: about flat for C >= 3,
+# about sqrt(C / 3) of that below it: C 1 0.56, 0.1 0.18, 0.01 0.08; docs/cost.md, "TAO at Fashion-MNIST's size")
+TAO_C_DENSE = 3.0
 # The initial trees TAOTreeClassifier fits itself at its max_depth (tao.tao._initial_tree) that cost more than its CART
 # start: costed as a run of that method with the TAO run's init_params (the OC1 start at its 20 default restarts)
 TAO_BUILT_INITS = {"optimal": "optimal_axis", "oc1": "oc1_tree", "co2": "co2_tree", "nongreedy": "nongreedy_tree"}
@@ -234,6 +239,17 @@ def _path_above(warm_start_C, C):
     return sorted(values) if C is None else sorted(c for c in values if c > C)
 
 
+def tao_path_weight(warm_start_C, C):
+    """The C values a TAO fit runs (:func:`_path_above`, then C), each weighted by what its node problems cost
+    relative to a C of ``TAO_C_DENSE`` or more: ``min(1, sqrt(C / TAO_C_DENSE))``; a C not known before the run
+    (inherited) weighs 1, and so does a fit that names neither (TAO with axis-aligned nodes solves no SVM)."""
+    if C is None and not warm_start_C:
+        return 1.0
+    own = _number(C, None) if C is not None else 1.0
+    steps = _path_above(warm_start_C, C) + [own]
+    return sum(1.0 if c is None else min(1.0, math.sqrt(c / TAO_C_DENSE)) for c in steps)
+
+
 def fit_factor(entry, params):
     """The cost of a fit at ``params`` relative to the fit the method's ``cpu`` was measured at: the model entry's
     ``fit_factors`` (``by``: parameter names, ``values``: rows of those parameters' values and the factor), 1.0
@@ -284,7 +300,7 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0,
         epochs = _number(params.get("max_epochs"), NONGREEDY_MAX_EPOCHS)
         return epochs * n * p * d, n * p
     if family == "tao":  # the path runs the warm-start values above C, then C (TAOTreeClassifier.fit)
-        path = 1 + len(_path_above(params.get("warm_start_C"), params.get("C")))
+        path = tao_path_weight(params.get("warm_start_C"), params.get("C"))
         return path * n * p * _levels({"max_depth": _number(params.get("max_depth"), 8)}, n), n * p
     if family == "optimal":
         return n * binary_tests(params, shape, d) ** max(d, 1), n * binary_tests(params, shape, d)
