@@ -1,6 +1,6 @@
 """Issue #37: why the cost model misses scikit-learn's GBDT on RGF Fig. 10's real sets (2000 training points).
 
-Two measurements, in one process each, on prepared splits (``data/processed/NAME/split0.npz``):
+Two measurements, in one process each, on split 0 of each data set (prepared by ``treeopt.data`` from the mirror):
 
 * ``collapse``: exponential-loss GBDT (``gbdt_exp``: J 64, s 0.1, 1000 trees, min_samples_leaf 10) — the first
   tree that is a single leaf (once every training margin passes ~18 the residuals' variance is below the tree
@@ -8,8 +8,8 @@ Two measurements, in one process each, on prepared splits (``data/processed/NAME
 * ``leaves``: square-loss GBDT (``gbdt``: s 0.1, 200 trees) at J = 2 ... 64 — CPU per unit of the model's work
   ``n p log2 J`` and the trees' mean depth (best-first trees are unbalanced: deeper than log2 J).
 
-    python studies/gbdt_tree_cost.py collapse musk2 adult waveform40 nursery letter_am [--processed-dir DIR]
-    python studies/gbdt_tree_cost.py leaves musk2 rgf_synth_q64_reg [--processed-dir DIR]
+    python studies/gbdt_tree_cost.py collapse musk2 adult waveform40 nursery letter_am
+    python studies/gbdt_tree_cost.py leaves musk2 rgf_synth_q64_reg
 
 Writes one line per fit to ``studies/results/gbdt_tree_cost.log`` (appends) and prints it.
 """
@@ -21,13 +21,16 @@ from pathlib import Path
 import numpy as np
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 
+from treeopt.data import load_split, prepare_split
+from treeopt.experiments.plan.config import load_config
+
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "studies/results/gbdt_tree_cost.log"
 
 
-def _split(processed, name):
-    data = np.load(Path(processed) / name / "split0.npz")
-    return data["X_train"], data["y_train"]
+def _split(config, name):
+    split = load_split(prepare_split(name, config, 0))
+    return split.X_train, split.y_train
 
 
 def collapse(name, X, y):
@@ -64,11 +67,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("collapse", "leaves"))
     parser.add_argument("datasets", nargs="+")
-    parser.add_argument("--processed-dir", default=str(ROOT / "data/processed"))
     args = parser.parse_args(argv)
+    config = load_config(ROOT / "config.yaml")
     LOG.parent.mkdir(exist_ok=True)
     for name in args.datasets:
-        X, y = _split(args.processed_dir, name)
+        X, y = _split(config, name)
         line = (collapse if args.what == "collapse" else leaves_shape)(name, X, y)
         print(line, flush=True)
         with open(LOG, "a") as log:
