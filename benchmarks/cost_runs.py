@@ -126,7 +126,7 @@ CALIBRATION_RUNS = {
 # Methods whose coefficients come from fits at the paper profile's sizes, not from the small calibration runs above
 # (cost_model.yaml says where: e.g. OC1 Forest from one tree on Letter and on a Protein-shaped set, timed by
 # benchmarks/bench_oc1.py): `fit` leaves them as they are. Small runs of a fast kernel measure the process start.
-SET_AT_SIZE = {"oc1_forest", "oc1_tree", "random_oblique_tree", "tao_oblique"}
+SET_AT_SIZE = {"oc1_forest", "oc1_tree", "random_oblique_tree", "rf", "tao_oblique"}
 
 # TAO Table 1's fixed parameters in the paper profile (config.yaml tao_table1): the C path, accept, tol
 TAO_TABLE1 = {"warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2], "accept": "always", "tol": 0}
@@ -245,6 +245,14 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
     "rgf_l2/rgf_synth_q64_reg/10000 (rgf_synthetic_complex, l2 0.1)": (
         "rgf_synth_q64_reg", "rgf_l2", {"max_leaf_nodes": 10000, "l2": 0.1}, "train",
         {"max_leaf_nodes": [500, 1000, 2000, 5000, 10000]}, 1),
+    # added 29 Nov 2026 (stop 61): the random forest at CO2 Table I's widest sets (scikit-learn's RF is charged
+    # ~36 CPU-h of the estimate, most of it 1000-tree forests on MNIST / Fashion-MNIST / Covertype, and its checks
+    # were at p <= 126): a final's shape (train+validation, the grid's widest q, staged) and a candidate at p^0.5
+    "rf/fashion_mnist/100 (co2_forest_size final shape, p^0.9)": (
+        "fashion_mnist", "rf", {"n_estimators": 100, "max_features": "p^0.9"}, "trainval",
+        {"n_estimators": [1, 3, 10, 30, 100]}, 1),
+    "rf/fashion_mnist/1000 (co2_forest_size candidate, p^0.5)": (
+        "fashion_mnist", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "train", {"n_estimators": [1000]}, 1),
 }
 
 

@@ -132,6 +132,12 @@ def chosen_text(tuned_by_seed, marks_by_seed=None):
     return "; ".join(cells)
 
 
+def chosen_cell(group):
+    """:func:`chosen_text` of a group of runs (columns ``seed``, ``tuned``, ``tuned_marks``), in seed order."""
+    ordered = sorted(zip(group["seed"], group["tuned"], group["tuned_marks"]), key=lambda stm: stm[0])
+    return chosen_text([t for _, t, _ in ordered], [m for _, _, m in ordered])
+
+
 def load_runs(run_dirs):
     """One row per run folder (per scored size of a staged run): its metrics flattened (``test_error``,
     ``tree_n_leaves``, ...), ``params`` (dict), the experiment recorded in ``params.yaml`` and ``tuned`` (what
@@ -181,11 +187,7 @@ def aggregate(runs, setting, values, keys=KEYS):
     table = table.join(std)
     table["n_seeds"] = grouped["seed"].nunique()
     if "tuned" in runs:
-        def cell(group):
-            ordered = sorted(zip(group["seed"], group["tuned"], group["tuned_marks"]), key=lambda stm: stm[0])
-            return chosen_text([t for _, t, _ in ordered], [m for _, _, m in ordered])
-
-        table["chosen_params"] = grouped[["seed", "tuned", "tuned_marks"]].apply(cell)
+        table["chosen_params"] = grouped[["seed", "tuned", "tuned_marks"]].apply(chosen_cell)
     else:
         table["chosen_params"] = ""
     table = table.reset_index()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..plan import paper_values
-from .tables import KEYS, aggregate, param_column
+from .tables import KEYS, aggregate, chosen_cell, param_column
 
 
 def _tao_init(runs):
@@ -51,22 +51,26 @@ _PATH_VALUES = ("train_error", "val_error", "test_error", "nonzero_pct", "nonzer
 
 def tao_fig1_path(runs):
     """TAO Fig. 1: the sparsity path, one row per (data set, method, initial tree, initial depth, C), from the
-    ``path`` each warm-started run records in metrics.json (mean over seeds)."""
+    ``path`` each warm-started run records in metrics.json (mean over seeds). A path is a sweep at fixed settings
+    (its keys are the row's settings), so ``chosen_params`` is empty unless a run took a value from a selection."""
     rows = []
     for _, run in runs.iterrows():
         metrics = json.loads((Path(run["run"]) / "metrics.json").read_text())
         for step in metrics.get("path") or []:
             rows.append({"dataset": run["dataset"], "method": run["method"],
                          "init": run["params"].get("init") or "cart", "depth": run["params"].get("max_depth"),
-                         "seed": run["seed"], **{k: step.get(k) for k in ("C", *_PATH_VALUES)}})
+                         "seed": run["seed"], "tuned": run.get("tuned") or {},
+                         "tuned_marks": run.get("tuned_marks") or {},
+                         **{k: step.get(k) for k in ("C", *_PATH_VALUES)}})
     keys = ["dataset", "method", "init", "depth", "C"]
     if not rows:
-        return pd.DataFrame(columns=[*keys, *_PATH_VALUES, "n_seeds"])
+        return pd.DataFrame(columns=[*keys, *_PATH_VALUES, "n_seeds", "chosen_params"])
     frame = pd.DataFrame(rows)
     values = [v for v in _PATH_VALUES if frame[v].notna().any()]
     grouped = frame.groupby(keys, sort=True, dropna=False)
     table = grouped[values].mean()
     table["n_seeds"] = grouped["seed"].nunique()
+    table["chosen_params"] = grouped[["seed", "tuned", "tuned_marks"]].apply(chosen_cell)
     table = table.reset_index()
     return table.sort_values(["dataset", "method", "init", "depth", "C"], ascending=[True, True, True, True, False],
                              kind="stable").reset_index(drop=True)
