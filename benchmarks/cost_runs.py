@@ -126,7 +126,7 @@ CALIBRATION_RUNS = {
 # Methods whose coefficients come from fits at the paper profile's sizes, not from the small calibration runs above
 # (cost_model.yaml says where: e.g. OC1 Forest from one tree on Letter and on a Protein-shaped set, timed by
 # benchmarks/bench_oc1.py): `fit` leaves them as they are. Small runs of a fast kernel measure the process start.
-SET_AT_SIZE = {"oc1_forest", "oc1_tree", "random_oblique_tree", "rf", "tao_oblique"}
+SET_AT_SIZE = {"nongreedy_tree", "oc1_forest", "oc1_tree", "random_oblique_tree", "rf", "tao_oblique"}
 
 # TAO Table 1's fixed parameters in the paper profile (config.yaml tao_table1): the C path, accept, tol
 TAO_TABLE1 = {"warm_start_C": [100, 30, 10, 3, 1.7, 1, 0.7, 0.5, 0.3, 0.2], "accept": "always", "tol": 0}
@@ -253,6 +253,13 @@ CHECK_RUNS = {  # cheapest first: `check` runs them in this order
         {"n_estimators": [1, 3, 10, 30, 100]}, 1),
     "rf/fashion_mnist/1000 (co2_forest_size candidate, p^0.5)": (
         "fashion_mnist", "rf", {"n_estimators": 1000, "max_features": "p^0.5"}, "train", {"n_estimators": [1000]}, 1),
+    # the non-greedy tree at Fashion-MNIST's width (its checks were on Connect-4, p = 126; ~12 of its ~24 CPU-h are
+    # MNIST and Fashion-MNIST): two candidates of Fig. 2's grid as the workflow fitted them (init_params as chosen)
+    **{f"nongreedy_tree/fashion_mnist/{depth} (nongreedy_fig2 candidate)": (
+        "fashion_mnist", "nongreedy_tree", {"max_depth": depth, "nu": 100, "learning_rate": lr, "init_scale": 0.125,
+                                            "max_epochs": 80, "n_iter_no_change": 10, "tol": 0.001,
+                                            "init_params": {"nu": init_nu, "learning_rate": 0.01}}, "train", None, 1)
+       for depth, lr, init_nu in ((12, 0.1, 4), (16, 0.3, 1))},
 }
 
 
