@@ -157,3 +157,23 @@ def test_every_paper_table_names_its_chosen_hyper_parameters():
                if path.stem != "scorecard" and "chosen_params" not in pd.read_csv(path, nrows=0).columns}
     assert lacking <= set(WITHOUT_CHOSEN_PARAMS), f"tables without chosen_params: {sorted(lacking - set(WITHOUT_CHOSEN_PARAMS))}"
     assert not set(WITHOUT_CHOSEN_PARAMS) - lacking - {"rgf_fig15_time"}, "a table now has the column: take it off the list"
+
+
+def test_merge_rows_replaces_the_pairs_built_here_and_keeps_the_others():
+    """report --merge: rows of the (data set, method) pairs a partial report builds replace the committed ones, other
+    rows stay, the result ordered by data set and method; a table without a method column merges by data set."""
+    from treeopt.experiments.report.tables import merge_rows
+
+    kept = pd.DataFrame({"dataset": ["connect4", "connect4", "letter", "satimage"], "method": ["cart", "rf", "rf", "rf"],
+                         "depth": [6, 6, 6, 6], "test_error": [1.0, 2.0, 3.0, 4.0]})
+    new = pd.DataFrame({"dataset": ["connect4", "connect4", "fashion_mnist"], "method": ["rf", "rf", "cart"],
+                        "depth": [6, 8, 6], "test_error": [20.0, 21.0, 5.0], "chosen_params": ["q=1", "q=2", ""]})
+    merged = merge_rows(kept, new)
+    assert list(zip(merged["dataset"], merged["method"], merged["depth"], merged["test_error"])) == [
+        ("connect4", "cart", 6, 1.0), ("connect4", "rf", 6, 20.0), ("connect4", "rf", 8, 21.0),
+        ("fashion_mnist", "cart", 6, 5.0), ("letter", "rf", 6, 3.0), ("satimage", "rf", 6, 4.0)]
+    assert merged["chosen_params"].isna().sum() == 3  # kept rows made before the column have none
+    by_dataset = merge_rows(kept.drop(columns="method"), new.drop(columns="method").iloc[:1])
+    assert list(by_dataset["dataset"]) == ["connect4", "letter", "satimage"] and by_dataset["test_error"].iloc[0] == 20
+    with pytest.raises(ValueError, match="dataset"):
+        merge_rows(kept, pd.DataFrame({"x": [1]}))

@@ -244,6 +244,14 @@ def test_report_builds_a_partial_table_from_the_final_runs_that_exist(tmp_path):
     assert list(table["n_trees"]) == [2] and list(table["method"]) == ["rf"]
     assert (root / "partial/figures/co2_fig2_wine.png").is_file()
     assert not (root / "results/tiny/co2_table1.csv").exists()  # the workflow's own table is not faked
+    # --merge: a row another clone made (another data set) stays; the rows of the pairs built here are replaced
+    other = table.assign(dataset="letter", test_error=1.5)
+    pd.concat([table.assign(test_error=99.0), other]).to_csv(root / "partial/co2_table1.csv", index=False)
+    merged = subprocess.run([*cmd, "--merge"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert merged.returncode == 0, merged.stderr
+    assert "1 rows kept, 1 built" in merged.stdout
+    again = pd.read_csv(root / "partial/co2_table1.csv")
+    assert list(zip(again["dataset"], again["test_error"])) == [("letter", 1.5), ("wine", table["test_error"].iloc[0])]
     missing = subprocess.run([*cmd[:4], "no_such_table", "--out", "partial"], cwd=root, capture_output=True,
                              text=True, timeout=120)
     assert missing.returncode == 2 and "co2_table1" in missing.stderr

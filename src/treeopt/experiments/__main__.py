@@ -23,6 +23,10 @@ exist, and says how many are missing: a look at a long profile while it runs, or
 some targets were asked of Snakemake. The workflow's own tables always need every final run. Without
 ``--out`` the files go where the workflow puts the profile's tables and figures (``results/tables/`` and
 ``figures/`` for the default profile, ``results/{profile}/`` and ``results/{profile}/figures/`` otherwise).
+``--merge`` gathers a table made in several places (one scratch clone per data set or method): the rows the
+runs here stand behind replace the existing table's rows of the same data sets and methods, the others stay, and
+only the per-data-set figures of the rows built here are drawn again (the paper tables under ``results/paper``
+are made so: ``report TABLE --set profile=paper --out results/paper --merge`` in each clone).
 
 ``scorecard`` sets every paper number the profile reproduces beside ours, from the profile's tables that exist
 (:mod:`treeopt.experiments.report.scorecard`): ``scorecard.csv`` and ``scorecard.md`` beside the tables,
@@ -99,7 +103,9 @@ def _report(args):
     from .plan.paper_values import dataset_links, linked
     from .plan.reports import FIGURES, TABLES
     from .report.figures import render_figure
-    from .report.tables import load_runs, write_table
+    import pandas as pd
+
+    from .report.tables import load_runs, merge_rows, write_table
 
     config = _config(args)
     plan = build_plan(config)
@@ -117,6 +123,11 @@ def _report(args):
     table_csv = out / f"{args.table}.csv"
     with linked(dataset_links(config)):
         table = TABLES[args.table].builder()(load_runs(present))
+    drawn = sorted(set(table["dataset"]))  # per-data-set figures: those of the rows built here
+    if args.merge and table_csv.is_file():
+        built = len(table)
+        table = merge_rows(pd.read_csv(table_csv), table)
+        print(f"  merged into the existing table: {len(table) - built} rows kept, {built} built from these runs")
     write_table(table, table_csv)
     print(f"  -> {table_csv}")
     copied = copy_run_records(present, out)
@@ -124,7 +135,7 @@ def _report(args):
     for name, spec in FIGURES.items():
         if spec.table != args.table or name not in plan.figure_datasets:
             continue
-        datasets = sorted(set(table["dataset"])) if spec.per_dataset else None
+        datasets = drawn if spec.per_dataset else None
         for stem in render_figure(name, table_csv, figures, datasets=datasets, profile=plan.profile):
             print(f"  -> {stem}.png/.pdf")
     return 0
@@ -276,6 +287,9 @@ def main(argv=None):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--out", default=None, help="folder for {table}.csv; figures go to OUT/figures (default: the "
                    "profile's own folders, as the workflow writes them)")
+    p.add_argument("--merge", action="store_true", help="keep the rows of the existing {table}.csv for data sets and "
+                   "methods these runs do not stand behind (runs made in several places); redraw only the per-data-set "
+                   "figures of the rows built here")
     p = sub.add_parser("scorecard", help="every paper number the profile reproduces beside ours (from its tables)")
     p.add_argument("--config", default="config.yaml")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")

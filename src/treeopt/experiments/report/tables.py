@@ -194,6 +194,21 @@ def aggregate(runs, setting, values, keys=KEYS):
     return table[[*keys, setting, *values, *std.columns, "n_seeds", "chosen_params"]]
 
 
+def merge_rows(kept, new):
+    """``new`` rows in place of ``kept``'s rows of the same (data set, method) pairs (of the same data sets, for a
+    table without a method column); ``kept``'s other rows stay. For a table made of partial runs gathered from
+    several places (``report --merge``). Rows are ordered by data set and method, each pair's rows in the order of
+    the table they come from."""
+    keys = [k for k in ("dataset", "method") if k in new.columns]
+    if not keys or not set(keys) <= set(kept.columns):
+        raise ValueError(f"cannot merge: the tables need {' and '.join(keys) or 'a dataset column'} to match rows")
+    replaced = set(map(tuple, new[keys].astype(str).values))
+    stays = [tuple(row) not in replaced for row in kept[keys].astype(str).values]
+    merged = pd.concat([kept[stays], new], ignore_index=True)
+    order = merged[keys].astype(str).apply(tuple, axis=1)
+    return merged.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+
+
 def write_table(table, path):
     """Write a table CSV atomically (temporary file, then rename)."""
     path = Path(path)
