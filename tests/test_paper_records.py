@@ -25,6 +25,7 @@ ROW_KEYS = {"co2_table1": ["dataset", "method", "n_trees"],
             "tao_fixed_depth": ["dataset", "method", "depth"],
             "tao_init": ["dataset", "method", "init", "depth"],
             "tao_table1": ["dataset", "method"],  # one row per data set: init and depth are chosen on validation
+            "tao_fig1_path": ["dataset", "method", "init", "depth", "C"],  # a path: a row per C value of a run
             "nongreedy_fig2": ["dataset", "method", "depth"],  # a row per depth: each depth's grid tuned on its own
             "nongreedy_fig3": ["dataset", "method", "nu", "depth"],
             "nongreedy_fig4_runtime": ["dataset", "depth"],  # one row per depth (no method column)
