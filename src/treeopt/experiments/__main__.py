@@ -100,11 +100,11 @@ def copy_run_records(run_dirs, out):
 def _report(args):
     from pathlib import Path
 
+    import pandas as pd
+
     from .plan.paper_values import dataset_links, linked
     from .plan.reports import FIGURES, TABLES
     from .report.figures import render_figure
-    import pandas as pd
-
     from .report.tables import load_runs, merge_rows, write_table
 
     config = _config(args)
