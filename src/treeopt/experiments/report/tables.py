@@ -205,8 +205,7 @@ def merge_rows(kept, new):
     replaced = set(map(tuple, new[keys].astype(str).values))
     stays = [tuple(row) not in replaced for row in kept[keys].astype(str).values]
     merged = pd.concat([kept[stays], new], ignore_index=True)
-    order = merged[keys].astype(str).apply(tuple, axis=1)
-    return merged.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    return merged.sort_values(keys, kind="stable", key=lambda column: column.astype(str), ignore_index=True)
 
 
 def write_table(table, path):
