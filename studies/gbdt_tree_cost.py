@@ -5,10 +5,17 @@ Two measurements, in one process each, on split 0 of each data set (prepared by 
 * ``collapse``: exponential-loss GBDT (``gbdt_exp``: J 64, s 0.1, 1000 trees, min_samples_leaf 10) — the first
   tree that is a single leaf (once every training margin passes ~18 the residuals' variance is below the tree
   builder's impurity floor) and the fit's CPU seconds; the cost model charges every tree its J leaves.
+* ``collapse-grid``: the same at J = 2 / 8 / 64 and s = 1 / 0.1 (the paper grid's corners where a collapse can
+  come before 1000 trees): the first one-leaf tree and the effective trees, sum over trees of log2(leaves) / log2 J
+  (the share of the model's ``T n p log2 J`` the fit did).
 * ``leaves``: square-loss GBDT (``gbdt``: s 0.1, 200 trees) at J = 2 ... 64 — CPU per unit of the model's work
   ``n p log2 J`` and the trees' mean depth (best-first trees are unbalanced: deeper than log2 J).
 
     python studies/gbdt_tree_cost.py collapse musk2 adult waveform40 nursery letter_am
+    python studies/gbdt_tree_cost.py collapse-grid musk2 adult waveform40 nursery letter_am rgf_synth_q4_cls \
+        rgf_synth_q64_cls
+    python studies/gbdt_tree_cost.py collapse-grid rgf_synth_q16_cls rgf_synth_q2_cls --leaves 4 12 16 \
+        --shrinkages 0.5 0.05
     python studies/gbdt_tree_cost.py leaves musk2 rgf_synth_q64_reg
 
 Writes one line per fit to ``studies/results/gbdt_tree_cost.log`` (appends) and prints it.
@@ -46,6 +53,25 @@ def collapse(name, X, y):
             f"{leaves.mean():.1f}, final training loss {model.train_score_[-1]:.3g}, mean leaves per 100 trees {per_100}")
 
 
+def collapse_grid(name, X, y, leaves=(2, 8, 64), shrinkages=(1.0, 0.1)):
+    lines = []
+    for J in leaves:
+        for s in shrinkages:
+            model = GradientBoostingClassifier(loss="exponential", max_leaf_nodes=J, max_depth=None, learning_rate=s,
+                                               n_estimators=1000, min_samples_leaf=10, random_state=0)
+            start = time.process_time()
+            model.fit(X, y)
+            cpu = time.process_time() - start
+            leaves = np.array([tree.tree_.n_leaves for tree in model.estimators_[:, 0]])
+            first = int(np.argmax(leaves < 2)) if (leaves < 2).any() else len(leaves)
+            effective = float(np.log2(leaves).sum() / np.log2(J))
+            lines.append(f"collapse-grid {name} {X.shape} J {J} s {s}: fit {cpu:.1f} CPU-s, first one-leaf tree "
+                         f"{first} of 1000, effective trees {effective:.0f}, final training loss "
+                         f"{model.train_score_[-1]:.3g}")
+            print(lines[-1], flush=True)  # progress: the fits of a large set take minutes
+    return "\n".join(lines)
+
+
 def leaves_shape(name, X, y):
     lines = []
     for J in (2, 4, 8, 16, 64):
@@ -65,15 +91,20 @@ def leaves_shape(name, X, y):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("collapse", "leaves"))
+    parser.add_argument("what", choices=("collapse", "collapse-grid", "leaves"))
     parser.add_argument("datasets", nargs="+")
+    parser.add_argument("--leaves", type=int, nargs="+", default=[2, 8, 64], help="collapse-grid: J values")
+    parser.add_argument("--shrinkages", type=float, nargs="+", default=[1.0, 0.1], help="collapse-grid: s values")
     args = parser.parse_args(argv)
     config = load_config(ROOT / "config.yaml")
     LOG.parent.mkdir(exist_ok=True)
     for name in args.datasets:
         X, y = _split(config, name)
-        line = (collapse if args.what == "collapse" else leaves_shape)(name, X, y)
-        print(line, flush=True)
+        if args.what == "collapse-grid":
+            line = collapse_grid(name, X, y, args.leaves, args.shrinkages)
+        else:
+            line = (collapse if args.what == "collapse" else leaves_shape)(name, X, y)
+            print(line, flush=True)
         with open(LOG, "a") as log:
             log.write(f"{time.strftime('%Y-%m-%d %H:%M')} {line}\n")
 

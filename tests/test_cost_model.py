@@ -1,8 +1,10 @@
 """The cost model (treeopt.experiments.infra.cost): estimates, plan totals, and the SLURM resources drawn from it."""
 
+import dataclasses
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -395,3 +397,54 @@ def test_a_segmentation_depth_sweep_is_charged_one_deep_fit_and_a_scoring_pass_p
     # a staged depth below the fit's is what is cut; the run's own depth is scored once
     assert cost.work("segmentation", params, shape, "trainval", (("max_depth", (30,)),), score_weight=0.01)[0] == (
         alone(30, 256000))
+
+
+def test_an_exponential_loss_gbdt_is_charged_its_trees_before_they_stop_growing_and_asks_time_for_all():
+    """`gbdt_exp`'s margins pass the loss's floor after about collapse / (J s) trees, and later trees are their root
+    (studies/gbdt_tree_cost.py collapse-grid): charged min(T, collapse / (J s)) trees; its bound, every tree, sizes
+    the time limit a cluster job asks for."""
+    model = cost.load_model()
+    entry = cost._method_entry(model, "gbdt_exp")
+    collapse = entry["collapse"]
+    base = {"n_estimators": 1000, "min_samples_leaf": 10}
+    fixed = model["start_seconds"] + entry.get("fixed", 0.0)
+
+    def trees_charged(est, J):
+        return (est.cpu_seconds - fixed) / (entry["cpu"] * 2000 * 166 * math.log2(J))
+
+    early = cost.estimate_run("gbdt_exp", {**base, "max_leaf_nodes": 64, "learning_rate": 1.0}, "musk2", model=model)
+    assert trees_charged(early, 64) == pytest.approx(collapse / 64)
+    assert early.bound_seconds == pytest.approx(fixed + entry["cpu"] * 1000 * 2000 * 166 * 6)
+    assert early.cpu_bound_seconds > 10 * early.cpu_seconds
+    # small shrinkage or stumps: no collapse within the 1000 trees, the bound is the estimate
+    for J, s in ((64, 0.01), (2, 1.0)):
+        late = cost.estimate_run("gbdt_exp", {**base, "max_leaf_nodes": J, "learning_rate": s}, "musk2", model=model)
+        assert trees_charged(late, J) == pytest.approx(1000) and late.cpu_bound_seconds == late.cpu_seconds
+    # the square-loss GBDT has no collapse: every tree
+    square = cost.estimate_run("gbdt_sq_clf", {**base, "max_leaf_nodes": 64, "learning_rate": 1.0}, "musk2")
+    assert square.bound_seconds is None and square.cpu_bound_seconds == square.cpu_seconds
+    # the paper profile's run at J 64, s 1 asks a cluster for the time of its bound
+    plan = build_plan(load_config(REPO / "config.yaml", ["profile=paper"]))
+    final = next(f for f in plan.finals.values() if f.method == "gbdt_exp" and f.dataset == "musk2"
+                 and dict(f.point) == {"learning_rate": 1.0, "max_leaf_nodes": 64, "n_estimators": 1000})
+    est = cost_plan.estimate_spec(final, plan.profile)
+    assert est.cpu_bound_seconds > 10 * est.cpu_seconds
+    assert resources.run_runtime("paper", final) == max(model["safety"]["min_minutes"], math.ceil(
+        est.cpu_bound_seconds * model["safety"]["cpu"] / 60))
+    # a final run chosen among candidates: the dearest candidate's estimate, and the largest bound among them
+    points = [{"learning_rate": 1.0, "max_leaf_nodes": 64}, {"learning_rate": 0.1, "max_leaf_nodes": 16}]
+    chosen = dataclasses.replace(final, params=None, selection=SimpleNamespace(
+        candidates=[SimpleNamespace(params=_items({**base, **p})) for p in points], growth=()), point=())
+    est = cost_plan.estimate_spec(chosen, plan.profile)
+    candidates = [cost.estimate_run("gbdt_exp", {**base, **p}, "musk2", stages=final.stages) for p in points]
+    assert est.cpu_seconds == pytest.approx(max(c.cpu_seconds for c in candidates))
+    assert est.cpu_bound_seconds == pytest.approx(max(c.cpu_bound_seconds for c in candidates))
+    assert np.argmax([c.cpu_seconds for c in candidates]) != np.argmax([c.cpu_bound_seconds for c in candidates])
+
+
+def test_plan_estimate_prints_the_bound_of_runs_charged_at_their_expected_cost(capsys):
+    assert main(["plan", "--config", str(REPO / "config.yaml"), "--set", "profile=paper", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    total = float(re.search(r"^  total\s+\d+\s+([\d.]+)", out, re.M).group(1))
+    bound = re.search(r"at most ([\d.]+) CPU hours if no exponential-loss GBDT's trees stop growing", out)
+    assert bound and float(bound.group(1)) > total

@@ -232,6 +232,10 @@ def _print_estimate(plan, cores, threads=None, config=None):
     grown = sum(c.n_grown for c in costs.values())
     print(f"  {'total':32s} {runs:6d} {_hours(total)} {peak / 1000:8.1f} {_hours(longest):>13s} {blocks:6d} "
           f"{grown:6d}")
+    bound = sum(c.cpu_bound_seconds for c in costs.values())
+    if bound > total * (1 + 1e-9):  # runs charged at their expected cost where the data decide it
+        print(f"  at most {_hours(bound, 0)} CPU hours if no exponential-loss GBDT's trees stop growing (charged "
+              f"above where they are expected to: cost_model.yaml, collapse)")
     if worst is not None:
         kind = "a tree block" if worst.longest_job.startswith(BLOCKS_DIR) else "a run"
         print(f"  longest job ({kind}): {_hours(longest, 0)} hours with {threads} thread(s), {worst.longest_job}")

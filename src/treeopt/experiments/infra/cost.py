@@ -37,7 +37,9 @@ Work of one fit (n: rows fitted on, p: features, k: classes, L = log2 n, T: tree
     optimal                   n B^d             STreeD over B binary tests (thresholds per feature x p, + CART's
                                                  splits): depth-2 subtrees from pair counts (n B^2), each level
                                                  above branches on every test; its CPU is capped at time_limit
-    gbdt, adaboost            T n p log2(leaves)
+    gbdt, adaboost            T n p log2(leaves)   (exponential loss: min(T, collapse / (leaves s)) trees,
+                                                 s the shrinkage: its margins pass the loss's floor, later trees
+                                                 are their root; the bound, T trees, sizes its time limit)
     rgf                       leaves n          a split search per added leaf over binned features, plus
                                                  the corrections (results/paper/rgf_fig16_time.csv: 10,000
                                                  leaves took 8-13 s with 108 features, 12-19 s with 10)
@@ -149,14 +151,24 @@ class Shape:
 
 @dataclass(frozen=True)
 class Estimate:
-    """One run: CPU seconds (all threads), peak resident memory (MB), and the threads it can keep busy."""
+    """One run: CPU seconds (all threads), peak resident memory (MB), and the threads it can keep busy;
+    ``bound_seconds``: the most CPU seconds it can take where its expected cost depends on the data (an
+    exponential-loss GBDT whose trees may stop growing later than expected; None: ``cpu_seconds``)."""
 
     cpu_seconds: float
     peak_mb: float
     parallel: int = 1
+    bound_seconds: float | None = None
+
+    @property
+    def cpu_bound_seconds(self):
+        return self.cpu_seconds if self.bound_seconds is None else max(self.bound_seconds, self.cpu_seconds)
 
     def wall_seconds(self, threads):
         return self.cpu_seconds / max(1, min(int(threads), self.parallel))
+
+    def wall_bound_seconds(self, threads):
+        return self.cpu_bound_seconds / max(1, min(int(threads), self.parallel))
 
 
 @functools.lru_cache(maxsize=4)
@@ -266,13 +278,25 @@ def fit_factor(entry, params):
     return 1.0
 
 
-def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0, score_test=True):
+def collapse_trees(params, T, collapse):
+    """The trees an exponential-loss GBDT grows before its trees are their root: ``collapse / (J s)`` (J: leaves,
+    s: shrinkage, 0.1 when unset; ``collapse`` measured, ``cost_model.yaml``), at most ``T``; ``T`` without one."""
+    if not collapse:
+        return T
+    leaves = max(_number(params.get("max_leaf_nodes"), 8), 2)
+    shrinkage = _number(params.get("learning_rate"), 0.1) or 0.1
+    return min(T, float(collapse) / (leaves * shrinkage))
+
+
+def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0, score_test=True, collapse=None):
     """Units of work of one fit (see the module docstring) and the units of its memory term.
 
     ``score_weight`` (segmentation only): the CPU of scoring one pixel through one tree over that of fitting on one
     window, a method's own number in the model file (scoring reads only the values a tree's nodes test); ``factor``
     (segmentation only, :func:`fit_factor`): the fit's cost relative to the measured one; ``score_test``
-    (segmentation only): whether the test images are labelled (a candidate labels none)."""
+    (segmentation only): whether the test images are labelled (a candidate labels none); ``collapse`` (boosting
+    with the exponential loss only, :func:`collapse_trees`): charge the trees grown before the trees stop growing,
+    None: every tree (the bound)."""
     n = max(shape.n_fit(fit_on), 2)
     p = max(shape.p, 1)
     L = math.log2(n)
@@ -305,7 +329,7 @@ def work(family, params, shape, fit_on, stages=(), score_weight=1.0, factor=1.0,
     if family == "optimal":
         return n * binary_tests(params, shape, d) ** max(d, 1), n * binary_tests(params, shape, d)
     if family in ("gbdt", "adaboost"):
-        T = _size(params, stages, "n_estimators", 100)
+        T = collapse_trees(params, _size(params, stages, "n_estimators", 100), collapse)
         leaves = _number(params.get("max_leaf_nodes"), 8)
         return T * n * p * math.log2(max(leaves, 2)), n * p
     if family == "rgf":  # binned features: the paper profile's RGF fits took as long with 108 features as with 10
@@ -362,10 +386,14 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     shape = dataset_shape(dataset, model, None if get_method(method).task == "segmentation" else processed_dir)
     params = {k: v for k, v in dict(params).items() if not is_inherit_marker(v)}  # not known yet: defaults
     units, mem_units = work(family, params, shape, fit_on, stages, float(entry.get("score_weight", 1.0)),
-                            fit_factor(entry, params), score_test)
+                            fit_factor(entry, params), score_test, entry.get("collapse"))
     # fixed: what a fit of the family costs whatever its size (its numba kernels loaded from the cache, per-node
     # Python work of a small tree), fitted with cpu on calibration runs of two sizes (benchmarks/cost_runs.py fit)
     fit_cpu = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * units
+    bound = None
+    if entry.get("collapse"):  # the same fit if its trees never stop growing: what its time limit is sized for
+        bound_units, _ = work(family, params, shape, fit_on, stages)
+        bound = float(entry.get("fixed", 0.0)) + float(entry["cpu"]) * bound_units + float(model.get("start_seconds", 0.0))
     if family == "nongreedy_tree":  # the CO2 tree it starts from is fitted first, at the run's depth
         fit_cpu += nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir)
     if family == "optimal":  # the solver stops at time_limit (wall seconds; CPU on an idle core)
@@ -382,7 +410,7 @@ def estimate_run(method, params, dataset, *, fit_on="train", stages=(), threads=
     data_mb = 0.0 if family == "segmentation" else shape.split_mb
     peak = (float(model["base_mb"]) + float(entry.get("fixed_mb", 0.0)) + data_mb
             + (workers * float(entry["mem"]) + float(entry.get("shared_mem", 0.0))) * mem_units / 1e6)
-    return Estimate(cpu, peak, parallel)
+    return Estimate(cpu, peak, parallel, bound)
 
 
 def nongreedy_start_cpu(params, dataset, fit_on, model, processed_dir=None):

@@ -5,6 +5,7 @@ job asks the scheduler for), and the whole plan summed by experiment (:func:`est
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -73,12 +74,14 @@ def _estimate_final(spec, threads, model, processed_dir, n_trees=None):
         candidates += [{**dict(g.run.params), **dict(spec.point)} for g in getattr(spec.selection, "growth", ())]
     if getattr(spec, "depth_path", None):
         return _estimate_depth_chained(spec, candidates, fit_on, threads, model, processed_dir)
-    best = None
+    best, bound = None, 0.0
     for params in candidates:
         est = estimate_run(spec.method, {**params, **size}, spec.dataset, fit_on=fit_on, stages=stages,
                            threads=threads, model=model, processed_dir=processed_dir)
         best = est if best is None or est.cpu_seconds > best.cpu_seconds else best
-    return best
+        bound = max(bound, est.cpu_bound_seconds)
+    # the costliest candidate's expected cost; the bound of the costliest if data decide (Estimate.bound_seconds)
+    return best if bound <= best.cpu_bound_seconds else dataclasses.replace(best, bound_seconds=bound)
 
 
 def _estimate_depth_chained(spec, candidates, fit_on, threads, model, processed_dir):
@@ -103,7 +106,7 @@ def estimate_growth(spec, threads=1, model=None, processed_dir=None):
     job of one axis (``GrowAxisSpec``) fits at most that axis's candidate; a grown selection whose axes have jobs of
     their own (``axis_jobs``) only reads and chooses."""
     model = model or load_model()
-    cpu, peak, parallel = 0.0, float(model["base_mb"]), 1
+    cpu, bound, peak, parallel = 0.0, 0.0, float(model["base_mb"]), 1
     if getattr(spec, "depth_path", None) is not None or getattr(spec, "axis_jobs", ()):
         # reads the deepest depth's grown runs, or the runs its axes' jobs fitted (estimate_plan charges them)
         return Estimate(float(model.get("start_seconds", 0.0)), peak, 1)
@@ -113,7 +116,9 @@ def estimate_growth(spec, threads=1, model=None, processed_dir=None):
         if fits:
             worst = max(fits, key=lambda est: est.cpu_seconds)
             cpu, peak, parallel = cpu + worst.cpu_seconds, max(peak, worst.peak_mb), max(parallel, worst.parallel)
-    return Estimate(max(cpu, float(model.get("start_seconds", 0.0))), peak, parallel)
+            bound += max(est.cpu_bound_seconds for est in fits)
+    start = float(model.get("start_seconds", 0.0))
+    return Estimate(max(cpu, start), peak, parallel, max(bound, start) if bound > cpu else None)
 
 
 def grown_axes(spec):
@@ -160,6 +165,7 @@ class ExperimentCost:
     name: str
     n_runs: int = 0
     cpu_seconds: float = 0.0
+    cpu_bound_seconds: float = 0.0  # with every run at its bound (Estimate.bound_seconds)
     peak_mb: float = 0.0
     longest_seconds: float = 0.0
     unknown: int = 0
@@ -193,6 +199,7 @@ def estimate_plan(plan, threads=1, model=None):
             cost.unknown += 1
             return
         cost.cpu_seconds += est.cpu_seconds
+        cost.cpu_bound_seconds += est.cpu_bound_seconds
         cost.peak_mb = max(cost.peak_mb, est.peak_mb)
         if est.wall_seconds(threads) > cost.longest_seconds:
             cost.longest_seconds, cost.longest_job = est.wall_seconds(threads), spec.dir

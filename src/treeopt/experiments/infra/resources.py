@@ -4,10 +4,13 @@ A local run ignores them (except ``--resources mem_mb=...``); the SLURM profile 
 to ``sbatch``. Runs ask for what the measured cost model predicts (:mod:`treeopt.experiments.infra.cost`, the same
 numbers ``python -m treeopt.experiments plan --estimate`` prints), times a safety factor (``safety`` in
 ``cost_model.yaml``: the model was checked to within 2x of measured runs, so CPU time is asked 3x and memory
-1.5x), and never less than a floor (``min_minutes``, ``min_mb``):
+1.5x), and never less than a floor (``min_minutes``, ``min_mb``). A run whose cost the model charges at its
+expected value where the data decide it (``Estimate.bound_seconds``: an exponential-loss GBDT, charged the trees
+grown before its margins pass the loss's floor) asks for time at its bound (every tree grown):
 
 * ``mem_mb`` = max(min_mb, memory factor x predicted peak resident memory);
-* ``runtime`` = max(min_minutes, time factor x predicted CPU seconds / the threads the run keeps busy / 60),
+* ``runtime`` = max(min_minutes, time factor x predicted CPU seconds (the bound, where there is one) / the
+  threads the run keeps busy / 60),
   times ``RETRY_TIME_FACTOR`` for each retry (Snakemake's ``attempt``; the SLURM profile retries once).
 
 A run killed at its time limit (SLURM state TIMEOUT) ran more than 3x the model's CPU time, or over the floor:
@@ -57,7 +60,8 @@ def run_runtime(profile, spec, threads=1, attempt=1):
     if est is None:
         return FALLBACK_MINUTES * retry
     safety = load_model()["safety"]
-    return int(max(safety["min_minutes"], math.ceil(est.wall_seconds(threads) * safety["cpu"] / 60))) * retry
+    # a run whose cost depends on its data asks for its bound (an exponential-loss GBDT whose trees never stop)
+    return int(max(safety["min_minutes"], math.ceil(est.wall_bound_seconds(threads) * safety["cpu"] / 60))) * retry
 
 
 def prepare_mem_mb(task):
