@@ -11,6 +11,7 @@ import pytest
 
 from treeopt.experiments.__main__ import main
 from treeopt.experiments.infra import cost, cost_plan, resources
+from treeopt.experiments.infra import work as cost_work
 from treeopt.experiments.plan.build import build_plan
 from treeopt.experiments.plan.config import load_config
 from treeopt.experiments.plan.specs import FinalSpec, RunSpec
@@ -199,7 +200,7 @@ def test_a_tao_run_is_charged_the_path_it_runs_and_the_initial_tree_it_fits():
     assert best / steps[10] == pytest.approx((4 + below - math.sqrt(0.1 / 3) + 1) / 3)
     # neither C nor a path (axis-aligned TAO: no SVM): one step at full weight
     assert cost.tao_path_weight(None, None) == 1.0
-    assert cost._path_above(path, None) == [1.7, 3.0, 10.0, 30.0, 100.0]
+    assert cost_work._path_above(path, None) == [1.7, 3.0, 10.0, 30.0, 100.0]
     assert TAOTreeClassifier().C == 1.0
     fitted = TAOTreeClassifier(C=3, warm_start_C=path, max_depth=1, max_iter=1).fit(*_tiny_problem())
     assert [step["C"] for step in fitted.path_] == [100, 30, 10, 3]
