@@ -40,14 +40,21 @@ def _split(config, name):
     return split.X_train, split.y_train
 
 
-def collapse(name, X, y):
-    model = GradientBoostingClassifier(loss="exponential", max_leaf_nodes=64, max_depth=None, learning_rate=0.1,
+def _exponential_fit(X, y, J, s):
+    """One exponential-loss GBDT of 1000 trees: the model, its fit's CPU seconds, each tree's leaves and the first
+    tree that is one leaf (1000: none)."""
+    model = GradientBoostingClassifier(loss="exponential", max_leaf_nodes=J, max_depth=None, learning_rate=s,
                                        n_estimators=1000, min_samples_leaf=10, random_state=0)
     start = time.process_time()
     model.fit(X, y)
     cpu = time.process_time() - start
-    leaves = np.array([tree.tree_.n_leaves for tree in model.estimators_[:, 0]])
-    first = int(np.argmax(leaves < 2)) if (leaves < 2).any() else len(leaves)
+    tree_leaves = np.array([tree.tree_.n_leaves for tree in model.estimators_[:, 0]])
+    first = int(np.argmax(tree_leaves < 2)) if (tree_leaves < 2).any() else len(tree_leaves)
+    return model, cpu, tree_leaves, first
+
+
+def collapse(name, X, y):
+    model, cpu, leaves, first = _exponential_fit(X, y, 64, 0.1)
     per_100 = [round(float(leaves[a:a + 100].mean()), 1) for a in range(0, len(leaves), 100)]
     return (f"collapse {name} {X.shape}: fit {cpu:.1f} CPU-s, first one-leaf tree {first} of 1000, mean leaves "
             f"{leaves.mean():.1f}, final training loss {model.train_score_[-1]:.3g}, mean leaves per 100 trees {per_100}")
@@ -57,14 +64,8 @@ def collapse_grid(name, X, y, leaves=(2, 8, 64), shrinkages=(1.0, 0.1)):
     lines = []
     for J in leaves:
         for s in shrinkages:
-            model = GradientBoostingClassifier(loss="exponential", max_leaf_nodes=J, max_depth=None, learning_rate=s,
-                                               n_estimators=1000, min_samples_leaf=10, random_state=0)
-            start = time.process_time()
-            model.fit(X, y)
-            cpu = time.process_time() - start
-            leaves = np.array([tree.tree_.n_leaves for tree in model.estimators_[:, 0]])
-            first = int(np.argmax(leaves < 2)) if (leaves < 2).any() else len(leaves)
-            effective = float(np.log2(leaves).sum() / np.log2(J))
+            model, cpu, tree_leaves, first = _exponential_fit(X, y, J, s)
+            effective = float(np.log2(tree_leaves).sum() / np.log2(J))
             lines.append(f"collapse-grid {name} {X.shape} J {J} s {s}: fit {cpu:.1f} CPU-s, first one-leaf tree "
                          f"{first} of 1000, effective trees {effective:.0f}, final training loss "
                          f"{model.train_score_[-1]:.3g}")
